@@ -1,0 +1,162 @@
+"""The review configuration: pydantic models, defaults from `config/defaults.yml`, deep-merged overrides.
+
+Unknown keys are rejected everywhere so that a typo in `reqgate.yml` is an error, not a silent no-op.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pipeline.schemas import Mode, TicketType
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+DEFAULTS_PATH = CONFIG_DIR / "defaults.yml"
+SCHEMA_PATH = CONFIG_DIR / "reqgate.schema.json"
+
+RUBRIC_TYPES = ("story", "bug", "task", "spike")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Dimension(Strict):
+    weight: float = Field(ge=0)
+    description: str
+    # Rule checks whose findings lower this dimension when no LLM rating is available.
+    checks: list[str] = Field(default_factory=list)
+
+
+class Rubric(Strict):
+    dimensions: dict[str, Dimension]
+
+    @model_validator(mode="after")
+    def _has_weight(self) -> "Rubric":
+        if not self.dimensions or sum(d.weight for d in self.dimensions.values()) <= 0:
+            raise ValueError("a rubric needs at least one dimension with a positive weight")
+        return self
+
+
+class CheckModes(Strict):
+    """Mode of one check: `default`, optionally overridden per ticket type."""
+
+    default: Mode = "warn"
+    story: Mode | None = None
+    bug: Mode | None = None
+    task: Mode | None = None
+    spike: Mode | None = None
+    other: Mode | None = None
+
+    def for_type(self, ticket_type: TicketType) -> Mode:
+        return getattr(self, ticket_type.value) or self.default
+
+
+class Labels(Strict):
+    ready: str = "reqgate:ready"
+    needs_info: str = "reqgate:needs-info"
+    error: str = "reqgate:error"
+    color: str = "5319e7"
+
+
+class Filters(Strict):
+    """Which tickets get reviewed. Empty lists mean no restriction."""
+
+    include_labels: list[str] = Field(default_factory=list)
+    skip_labels: list[str] = Field(default_factory=list)
+    skip_authors: list[str] = Field(default_factory=list)
+    issue_types: list[str] = Field(default_factory=list)
+    projects: list[str] = Field(default_factory=list)
+
+
+class PiiSettings(Strict):
+    enabled: bool = True
+    kinds: list[str]
+    mode: Mode = "info"
+
+
+class InjectionSettings(Strict):
+    action: str = Field(pattern="^(reject|sanitize|warn)$")
+    patterns: list[str]
+    mode: Mode = "error"
+
+
+class GuardrailSettings(Strict):
+    min_chars: int = Field(ge=0)
+    max_chars: int = Field(gt=0)
+    pii: PiiSettings
+    injection: InjectionSettings
+
+
+class Price(Strict):
+    """US dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float = Field(ge=0)
+    cache_write: float = Field(ge=0)
+
+
+class LLMSettings(Strict):
+    structure_model: str
+    render_model: str
+    structure_max_tokens: int = Field(gt=0)
+    render_max_tokens: int = Field(gt=0)
+    timeout_s: float = Field(gt=0)
+    deadline_s: float = Field(gt=0)
+    max_retries: int = Field(ge=0)
+    prices: dict[str, Price]
+
+
+class Limits(Strict):
+    comment_max_chars: int = Field(gt=1000)
+    max_findings_shown: int = Field(gt=0)
+
+
+class Config(Strict):
+    enabled: bool = True
+    review_on_edit: bool = False
+    threshold: int = Field(ge=0, le=100)
+    labels: Labels
+    filters: Filters
+    rubrics: dict[str, Rubric]
+    checks: dict[str, CheckModes]
+    guardrail: GuardrailSettings
+    llm: LLMSettings
+    limits: Limits
+
+    @model_validator(mode="after")
+    def _all_rubrics(self) -> "Config":
+        missing = [t for t in RUBRIC_TYPES if t not in self.rubrics]
+        if missing:
+            raise ValueError(f"rubrics must define {', '.join(missing)}")
+        return self
+
+    def rubric_for(self, ticket_type: TicketType) -> tuple[str, Rubric]:
+        name = ticket_type.value if ticket_type.value in self.rubrics else "story"
+        return name, self.rubrics[name]
+
+    def mode_for(self, check_id: str, ticket_type: TicketType) -> Mode:
+        modes = self.checks.get(check_id)
+        return modes.for_type(ticket_type) if modes else "warn"
+
+    def fingerprint(self) -> str:
+        """Stable hash of the effective configuration; part of every review's content hash."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Mappings merge key by key; everything else (lists included) in `override` replaces `base`."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

@@ -1,0 +1,201 @@
+"""Typed models passed between the review stages. No dicts cross a stage boundary."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class TicketType(str, Enum):
+    story = "story"
+    bug = "bug"
+    task = "task"
+    spike = "spike"
+    other = "other"
+
+    @classmethod
+    def coerce(cls, value: object) -> "TicketType":
+        """Map tracker words and unknown values onto our types; unknown becomes `other`, never an error."""
+        if isinstance(value, TicketType):
+            return value
+        word = str(value or "").strip().lower()
+        aliases = {
+            "feature": "story", "user story": "story", "story": "story", "improvement": "story",
+            "enhancement": "story", "new feature": "story", "epic": "story",
+            "bug": "bug", "defect": "bug", "incident": "bug",
+            "task": "task", "sub-task": "task", "subtask": "task", "chore": "task",
+            "spike": "spike", "research": "spike", "investigation": "spike",
+        }
+        return cls(aliases.get(word, "other"))
+
+
+Mode = Literal["off", "info", "warn", "error"]
+Verdict = Literal["ready", "needs_info"]
+Source = Literal["github", "jira", "cli"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RequirementPacket(Model):
+    """A ticket as the pipeline sees it, whatever tracker it came from."""
+
+    source: Source = "cli"
+    project: str = ""
+    key: str = ""
+    title: str = ""
+    body: str = ""
+    type_hint: TicketType | None = None
+    labels: list[str] = Field(default_factory=list)
+    author: str | None = None
+    url: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The original text every finding's offsets point into: title, blank line, body."""
+        return f"{self.title}\n\n{self.body}" if self.title else self.body
+
+
+class Span(Model):
+    """A verbatim slice of the original text: `text[start:end] == quote`."""
+
+    quote: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Finding(Model):
+    check_id: str
+    mode: Mode
+    message: str
+    span: Span | None = None
+    # Guardrail findings about secrets and PII never carry the value; the comment shows "(not shown)".
+    redacted: bool = False
+    suggestion: str | None = None
+
+
+class EvidencedItem(Model):
+    """One extracted item with the ticket words that support it."""
+
+    text: str
+    evidence: str | None = None
+    inferred: bool = False
+
+
+class UserStory(Model):
+    role: EvidencedItem | None = None
+    want: EvidencedItem | None = None
+    benefit: EvidencedItem | None = None
+
+
+class PRDDraft(Model):
+    title: str
+    user_story: UserStory = Field(default_factory=UserStory)
+    acceptance_criteria: list[EvidencedItem] = Field(default_factory=list)
+    edge_cases: list[EvidencedItem] = Field(default_factory=list)
+    dependencies: list[EvidencedItem] = Field(default_factory=list)
+    missing_info: list[str] = Field(default_factory=list)
+    questions: list[str] = Field(default_factory=list)
+
+
+class Rating(Model):
+    dimension: str
+    score: int = Field(ge=0, le=5)
+    rationale: str = ""
+    evidence: str | None = None
+    inferred: bool = False
+
+
+class StructureOutput(Model):
+    """Call 1's validated answer."""
+
+    ticket_type: TicketType = TicketType.other
+    prd: PRDDraft
+    ratings: list[Rating] = Field(default_factory=list)
+    suspected_injection: bool = False
+    injection_evidence: str | None = None
+
+    @field_validator("ticket_type", mode="before")
+    @classmethod
+    def _unknown_type_is_other(cls, value: object) -> TicketType:
+        return TicketType.coerce(value)
+
+
+class GuardrailReport(Model):
+    """What screening did to the packet. The redacted packet is the only text that may leave the process."""
+
+    redacted: RequirementPacket
+    findings: list[Finding] = Field(default_factory=list)
+    injection_detected: bool = False
+    rejected: bool = False
+    redaction_count: int = 0
+
+
+class DimensionScore(Model):
+    dimension: str
+    weight: float
+    rating: float = Field(ge=0, le=5)
+    source: Literal["llm", "rules"]
+    rationale: str = ""
+
+
+class ScoreReport(Model):
+    score: int = Field(ge=0, le=100)
+    dimensions: list[DimensionScore] = Field(default_factory=list)
+    penalty: int = 0
+    rubric: str
+
+
+class GateDecision(Model):
+    verdict: Verdict
+    score: int
+    threshold: int
+    blocking: list[Finding] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+
+
+class LLMCallRecord(Model):
+    call: Literal["structure", "structure_reask", "render", "render_reask"]
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    attempts: int = 1
+    ok: bool = True
+    error: str | None = None
+
+
+class StageTiming(Model):
+    stage: str
+    ms: float
+
+
+class Trace(Model):
+    run_id: str
+    stages: list[StageTiming] = Field(default_factory=list)
+    llm_calls: list[LLMCallRecord] = Field(default_factory=list)
+    # e.g. "offline", "structure_failed", "render_template"; the comment explains each one.
+    fallbacks: list[str] = Field(default_factory=list)
+    prompt_version: str
+    content_hash: str
+    from_cache: bool = False
+    config_source: str = "defaults"
+
+
+class ReviewResult(Model):
+    packet: RequirementPacket  # the redacted packet: safe to print, log and store
+    ticket_type: TicketType
+    guardrail: GuardrailReport
+    findings: list[Finding]
+    structure: StructureOutput | None = None
+    score: ScoreReport
+    decision: GateDecision
+    prd_markdown: str
+    comment_markdown: str
+    trace: Trace
