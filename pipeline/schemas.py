@@ -132,6 +132,8 @@ class GuardrailReport(Model):
     injection_detected: bool = False
     rejected: bool = False
     redaction_count: int = 0
+    # Offsets into `RequirementPacket.text` of every redacted value, so that no later quote can reveal one.
+    redacted_ranges: list[tuple[int, int]] = Field(default_factory=list)
 
 
 class DimensionScore(Model):
