@@ -201,3 +201,21 @@ class ReviewResult(Model):
     prd_markdown: str
     comment_markdown: str
     trace: Trace
+
+
+class StructureOutcome(Model):
+    """Result of call 1: the validated structure, or None when the call failed for good."""
+
+    output: StructureOutput | None = None
+    calls: list[LLMCallRecord] = Field(default_factory=list)
+    failure: str | None = None  # a short, secret-free reason shown in the comment
+    dropped_quotes: int = 0
+
+
+class RenderOutcome(Model):
+    """Result of call 2: the PRD section in markdown, from the model or from the template."""
+
+    markdown: str
+    calls: list[LLMCallRecord] = Field(default_factory=list)
+    used_template: bool = False
+    failure: str | None = None
