@@ -147,7 +147,6 @@ class DimensionScore(Model):
 class ScoreReport(Model):
     score: int = Field(ge=0, le=100)
     dimensions: list[DimensionScore] = Field(default_factory=list)
-    penalty: int = 0
     rubric: str
 
 
