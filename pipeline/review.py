@@ -1,0 +1,249 @@
+"""The review, stage by stage. Each stage is a plain function of typed models so that the bot can run them
+as checkpointed steps and the CLI can run them in one go with `review()`.
+
+Only `prepare` ever sees the original ticket text. Everything it returns is safe to store and log: the
+redacted packet, and findings whose quotes never overlap a redacted value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import TypeVar
+
+from pipeline import comment as frame
+from pipeline.comment import error_comment
+from pipeline import gate, scoring
+from pipeline.cache import ResultCache
+from pipeline.config import Config
+from pipeline.guardrail import screen
+from pipeline.llm import LLMClient
+from pipeline.prompts import PROMPT_VERSION
+from pipeline.render_prd import render_prd, template_prd
+from pipeline.rules import guess_type, parse_story, run_rules
+from pipeline.structure import run_structure
+from pipeline.schemas import (
+    EvidencedItem,
+    Finding,
+    GateDecision,
+    GuardrailReport,
+    Model,
+    PRDDraft,
+    RenderOutcome,
+    RequirementPacket,
+    ReviewResult,
+    ScoreReport,
+    StageTiming,
+    StructureOutcome,
+    StructureOutput,
+    TicketType,
+    Trace,
+    UserStory,
+)
+
+T = TypeVar("T")
+DEFAULT_MAX_FINDINGS = 30
+__all__ = ["Decision", "Prepared", "assemble", "call_render", "call_structure", "decide", "error_comment",
+           "prepare", "replay_cached", "review"]
+
+
+class Prepared(Model):
+    guardrail: GuardrailReport
+    ticket_type: TicketType
+    findings: list[Finding]
+    content_hash: str
+    stages: list[StageTiming]
+
+
+class Decision(Model):
+    score: ScoreReport
+    gate: GateDecision
+
+
+def _timed(stages: list[StageTiming], name: str, fn: Callable[[], T]) -> T:
+    started = time.perf_counter()
+    value = fn()
+    stages.append(StageTiming(stage=name, ms=round((time.perf_counter() - started) * 1000, 3)))
+    return value
+
+
+def content_hash(packet: RequirementPacket, config: Config) -> str:
+    """Same text, type hint, configuration and prompts give the same hash, and so the same review."""
+    material = {
+        "title": packet.title,
+        "body": packet.body,
+        "type_hint": packet.type_hint.value if packet.type_hint else None,
+        "config": config.fingerprint(),
+        "prompts": PROMPT_VERSION,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _overlaps(finding: Finding, ranges: list[tuple[int, int]]) -> bool:
+    span = finding.span
+    return span is not None and any(span.start < end and start < span.end for start, end in ranges)
+
+
+def _hide_secrets(findings: list[Finding], ranges: list[tuple[int, int]]) -> list[Finding]:
+    """A rule may quote a line that holds a secret; such a quote is withheld, the finding kept."""
+    return [
+        f.model_copy(update={"span": None, "redacted": True}) if _overlaps(f, ranges) else f for f in findings
+    ]
+
+
+def prepare(packet: RequirementPacket, config: Config) -> Prepared:
+    stages: list[StageTiming] = []
+    report = _timed(stages, "guardrail", lambda: screen(packet, config))
+    ticket_type = _timed(stages, "classify", lambda: guess_type(packet))
+    rule_findings = _timed(stages, "rules", lambda: run_rules(packet, ticket_type, config))
+    findings = report.findings + _hide_secrets(rule_findings, report.redacted_ranges)
+    return Prepared(guardrail=report, ticket_type=ticket_type, findings=findings,
+                    content_hash=content_hash(packet, config), stages=stages)
+
+
+def call_structure(prepared: Prepared, config: Config, llm: LLMClient | None) -> StructureOutcome:
+    if prepared.guardrail.rejected:
+        return StructureOutcome(failure="guardrail_rejected")
+    if llm is None:
+        return StructureOutcome(failure="offline")
+    return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
+
+
+def decide(prepared: Prepared, structure: StructureOutcome, config: Config) -> Decision:
+    ratings = structure.output.ratings if structure.output else []
+    report = scoring.score(prepared.ticket_type, prepared.findings, ratings, config)
+    injection = prepared.guardrail.injection_detected or bool(
+        structure.output and structure.output.suspected_injection
+    )
+    decision = gate.decide(report, prepared.findings, config.threshold, injection_suspected=injection,
+                           rejected=prepared.guardrail.rejected)
+    return Decision(score=report, gate=decision)
+
+
+def _item(text: str, quote: str) -> EvidencedItem:
+    return EvidencedItem(text=text, evidence=quote)
+
+
+def rules_draft(prepared: Prepared) -> StructureOutput:
+    """A draft from the deterministic parse alone, so that a rules-only comment still proposes something."""
+    packet = prepared.guardrail.redacted
+    story = parse_story(packet.body) or parse_story(packet.title)
+    user_story = UserStory()
+    if story is not None:
+        user_story = UserStory(
+            role=_item(story.role.quote, story.role.quote) if story.role else None,
+            want=_item(story.want.quote, story.want.quote) if story.want else None,
+            benefit=_item(story.benefit.quote, story.benefit.quote) if story.benefit else None,
+        )
+    missing = [f.message for f in prepared.findings if f.span is None and not f.redacted and f.mode != "off"]
+    prd = PRDDraft(title=packet.title.strip() or "(untitled)", user_story=user_story, missing_info=missing,
+                   questions=rules_questions(prepared.findings))
+    return StructureOutput(ticket_type=prepared.ticket_type, prd=prd)
+
+
+def rules_questions(findings: list[Finding]) -> list[str]:
+    asks = [f.suggestion for f in findings if f.suggestion and f.span is None and f.mode in ("error", "warn")]
+    return list(dict.fromkeys(a for a in asks if a))
+
+
+def call_render(
+    prepared: Prepared, structure: StructureOutcome, decision: Decision, config: Config, llm: LLMClient | None
+) -> RenderOutcome:
+    if structure.output is None:
+        return RenderOutcome(markdown=template_prd(rules_draft(prepared), decision.gate), used_template=True)
+    return render_prd(structure.output, decision.gate, config, llm)
+
+
+def _fallbacks(structure: StructureOutcome, render: RenderOutcome) -> tuple[list[str], dict[str, str]]:
+    flags: list[str] = []
+    reasons: dict[str, str] = {}
+    if structure.failure in ("offline", "guardrail_rejected"):
+        flags.append(structure.failure)
+    elif structure.failure:
+        flags.append("structure_failed")
+        reasons["structure_failed"] = structure.failure
+    if structure.output is not None and render.used_template:
+        flags.append("render_template")
+        reasons["render_template"] = render.failure or "the model's draft left something out"
+    return flags, reasons
+
+
+def assemble(
+    prepared: Prepared,
+    structure: StructureOutcome,
+    decision: Decision,
+    render: RenderOutcome,
+    config: Config,
+    *,
+    run_id: str,
+    config_source: str,
+    extra_stages: list[StageTiming] | None = None,
+) -> ReviewResult:
+    flags, reasons = _fallbacks(structure, render)
+    trace = Trace(
+        run_id=run_id,
+        stages=prepared.stages + (extra_stages or []),
+        llm_calls=structure.calls + render.calls,
+        fallbacks=flags,
+        prompt_version=PROMPT_VERSION,
+        content_hash=prepared.content_hash,
+        config_source=config_source,
+    )
+    questions = structure.output.prd.questions if structure.output else rules_questions(prepared.findings)
+    comment = frame.build_comment(
+        ticket_type=prepared.ticket_type, score=decision.score, decision=decision.gate,
+        findings=prepared.findings, questions=questions, prd_markdown=render.markdown, trace=trace,
+        failure_reasons=reasons, max_findings=config.limits.max_findings_shown,
+    )
+    return ReviewResult(
+        packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, guardrail=prepared.guardrail,
+        findings=prepared.findings, structure=structure.output, score=decision.score, decision=decision.gate,
+        prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
+    )
+
+
+def replay_cached(result: ReviewResult, *, run_id: str, config: Config | None = None) -> ReviewResult:
+    """The same review served again without any LLM call; the comment says so."""
+    trace = result.trace.model_copy(update={"run_id": run_id, "from_cache": True, "llm_calls": []})
+    questions = result.structure.prd.questions if result.structure else rules_questions(result.findings)
+    reasons = {"structure_failed": "see the previous review", "render_template": "as before"}
+    comment = frame.build_comment(
+        ticket_type=result.ticket_type, score=result.score, decision=result.decision, findings=result.findings,
+        questions=questions, prd_markdown=result.prd_markdown, trace=trace, failure_reasons=reasons,
+        max_findings=config.limits.max_findings_shown if config else DEFAULT_MAX_FINDINGS,
+    )
+    return result.model_copy(update={"trace": trace, "comment_markdown": comment})
+
+
+def new_run_id() -> str:
+    return f"cli:{uuid.uuid4().hex[:12]}"
+
+
+def review(
+    packet: RequirementPacket,
+    config: Config,
+    llm: LLMClient | None,
+    *,
+    cache: ResultCache | None = None,
+    run_id: str | None = None,
+    config_source: str = "defaults",
+) -> ReviewResult:
+    """The whole review in one call. A cached result for the same content hash costs no LLM call."""
+    run_id = run_id or new_run_id()
+    prepared = prepare(packet, config)
+    if cache is not None:
+        hit = cache.get(prepared.content_hash)
+        if hit is not None:
+            return replay_cached(hit, run_id=run_id, config=config)
+    stages: list[StageTiming] = []
+    structure = _timed(stages, "structure", lambda: call_structure(prepared, config, llm))
+    decision = _timed(stages, "score_and_gate", lambda: decide(prepared, structure, config))
+    render = _timed(stages, "render", lambda: call_render(prepared, structure, decision, config, llm))
+    result = assemble(prepared, structure, decision, render, config, run_id=run_id,
+                      config_source=config_source, extra_stages=stages)
+    if cache is not None and not structure.failure:
+        cache.put(prepared.content_hash, result)
+    return result
