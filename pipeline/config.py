@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipeline.schemas import Mode, TicketType
 
@@ -74,16 +75,40 @@ class Filters(Strict):
     projects: list[str] = Field(default_factory=list)
 
 
+# What the guardrail can redact; a misspelt kind would otherwise switch that detection off silently.
+PII_KINDS = ("email", "phone", "card", "iban", "aws_key", "github_token", "gitlab_token", "slack_token",
+             "anthropic_key", "openai_key", "google_key", "jwt", "private_key", "password")
+
+
 class PiiSettings(Strict):
     enabled: bool = True
     kinds: list[str]
     mode: Mode = "info"
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str]) -> list[str]:
+        unknown = [kind for kind in kinds if kind not in PII_KINDS]
+        if unknown:
+            raise ValueError(f"unknown kind {', '.join(map(repr, unknown))}; known: {', '.join(PII_KINDS)}")
+        return kinds
 
 
 class InjectionSettings(Strict):
     action: str = Field(pattern="^(reject|sanitize|warn)$")
     patterns: list[str]
     mode: Mode = "error"
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        """A pattern that does not compile is reported when the file is loaded, not at review time."""
+        for index, pattern in enumerate(patterns):
+            try:
+                re.compile(pattern, re.IGNORECASE)
+            except (re.error, OverflowError, RecursionError) as exc:
+                raise ValueError(f"pattern {index} ({pattern!r}) is not a valid regular expression: {exc}") from None
+        return patterns
 
 
 class GuardrailSettings(Strict):
