@@ -1,0 +1,186 @@
+"""Call 2: the PRD section of the comment in markdown, bound to the validated structure.
+
+The model only writes prose. Code checks that every acceptance criterion, every question and the
+verdict decided in code appear (and that the opposite verdict does not); otherwise one re-ask names
+what is missing, and then the deterministic template takes over. Header, score, findings and footer
+are never the model's: lookalikes of them are stripped before the check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import structlog
+
+from pipeline.config import Config
+from pipeline.llm import LLMClient, LLMError, LLMReply, Turn
+from pipeline.prompts import load_prompt, wrap_untrusted
+from pipeline.schemas import (
+    EvidencedItem,
+    GateDecision,
+    LLMCallRecord,
+    RenderOutcome,
+    StructureOutput,
+    Verdict,
+)
+
+log = structlog.get_logger(__name__)
+
+DRAFT_TAG = "draft_json"
+VERDICT_WORDS: dict[Verdict, str] = {"ready": "Ready", "needs_info": "Needs info"}
+_TRUNCATED = ("max_tokens", "model_context_window_exceeded")
+
+_HTML_COMMENT = re.compile(r"<!--.*?(-->|\Z)", re.DOTALL)
+# Tags that would close or fake the frame the section is embedded in.
+_FRAME_TAGS = re.compile(r"</?\s*(details|summary|sub)\b[^>]*>", re.IGNORECASE)
+_SCORE = re.compile(r"\b\d{1,3}\s*/\s*100\b")
+_FENCE = re.compile(r"\A```[a-zA-Z]*\n(.*)\n```\Z", re.DOTALL)
+_MARKDOWN_PUNCTUATION = re.compile(r"[*_`~#>|\[\]\\]")
+
+
+def verdict_line(decision: GateDecision) -> str:
+    return f"Verdict: {VERDICT_WORDS[decision.verdict]}"
+
+
+def _comparable(text: str) -> str:
+    """Case, whitespace and markdown emphasis do not count when looking for a required item."""
+    return " ".join(_MARKDOWN_PUNCTUATION.sub(" ", text).casefold().split()).rstrip(" .;:!")
+
+
+def _inline(text: str) -> str:
+    """Ticket-derived text on one line, unable to open an HTML comment or close the frame's tags."""
+    return _FRAME_TAGS.sub("", " ".join(text.replace("<!--", "").split()))
+
+
+def clean_markdown(markdown: str) -> str:
+    """Strip what only the code-built frame may write: markers, frame tags, score headings, fences."""
+    text = markdown.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    text = _FRAME_TAGS.sub("", _HTML_COMMENT.sub("", text))
+    kept = [line for line in text.splitlines()
+            if not (line.lstrip().startswith("#") and (_SCORE.search(line) or "reqgate" in line.lower()))]
+    return "\n".join(kept).strip()
+
+
+def missing_items(markdown: str, structure: StructureOutput, decision: GateDecision) -> list[str]:
+    """Required items absent from `markdown`, each described for the re-ask."""
+    haystack = _comparable(markdown)
+    missing = [f'acceptance criterion: "{item.text}"' for item in structure.prd.acceptance_criteria
+               if _comparable(item.text) not in haystack]
+    missing += [f'question: "{question}"' for question in structure.prd.questions
+                if _comparable(question) not in haystack]
+    line = verdict_line(decision)
+    if _comparable(line) not in haystack:
+        missing.append(f'the line "{line}"')
+    for verdict, word in VERDICT_WORDS.items():
+        if verdict != decision.verdict and _comparable(f"Verdict: {word}") in haystack:
+            missing.append(f'only the given verdict: remove "Verdict: {word}"')
+    return missing
+
+
+def _provenance(item: EvidencedItem) -> str:
+    return f'_(from: "{_inline(item.evidence)}")_' if item.evidence else "_(inferred)_"
+
+
+def _bullets(items: list[EvidencedItem], empty: str) -> list[str]:
+    return [f"- {_inline(item.text)} {_provenance(item)}" for item in items] or [f"- {empty}"]
+
+
+def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
+    """The deterministic PRD section: used offline and whenever call 2 cannot be trusted."""
+    prd = structure.prd
+    story = prd.user_story
+
+    def part(item: EvidencedItem | None) -> str:
+        return f"*{_inline(item.text)}*" if item else "_(not stated)_"
+
+    lines = [
+        f"**Title:** {_inline(prd.title)}",
+        "",
+        f"**User story:** As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}.",
+        "",
+        "**Acceptance criteria** (proposed from your text — confirm or edit)",
+    ]
+    lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria] or [
+        "- [ ] _None found: add 2–5 testable criteria._"
+    ]
+    lines += ["", "**Edge cases:**", *_bullets(prd.edge_cases, "none identified")]
+    lines += ["", "**Dependencies:**", *_bullets(prd.dependencies, "none identified")]
+    lines += ["", "**Missing information:**"]
+    lines += [f"- {_inline(info)}" for info in prd.missing_info] or ["- none"]
+    lines += ["", "**Questions**"]
+    lines += [f"- [ ] {_inline(question)}" for question in prd.questions] or ["- none"]
+    lines += ["", verdict_line(decision)]
+    return "\n".join(lines)
+
+
+def _draft_json(structure: StructureOutput) -> str:
+    # Ratings and injection flags are not the writer's business; the PRD and the type are.
+    payload = {"ticket_type": structure.ticket_type.value, "prd": structure.prd.model_dump(mode="json")}
+    return json.dumps(payload, ensure_ascii=False, indent=1)
+
+
+def _assess(reply: LLMReply, structure: StructureOutput, decision: GateDecision) -> tuple[str, list[str]]:
+    markdown = clean_markdown(reply.text)
+    missing = missing_items(markdown, structure, decision)
+    if reply.stop_reason in _TRUNCATED:
+        missing.insert(0, "a complete answer: it was cut off at the output token limit, be shorter")
+    return markdown, missing
+
+
+def render_prd(
+    structure: StructureOutput, decision: GateDecision, config: Config, llm: LLMClient | None
+) -> RenderOutcome:
+    """Never raises: any failure ends in the template."""
+    if llm is None:
+        return RenderOutcome(markdown=template_prd(structure, decision), used_template=True)
+    try:
+        return _render(structure, decision, config, llm)
+    except Exception as exc:  # noqa: BLE001 — the comment must be posted whatever broke here
+        log.error("render.crashed", error=type(exc).__name__)
+        return RenderOutcome(markdown=template_prd(structure, decision), used_template=True,
+                             failure=f"internal error ({type(exc).__name__})")
+
+
+def _render(structure: StructureOutput, decision: GateDecision, config: Config, llm: LLMClient) -> RenderOutcome:
+    prompt = load_prompt("render")
+    system = [prompt.system]
+    first = Turn("user", prompt.render_user(
+        verdict_line=verdict_line(decision), draft=wrap_untrusted(_draft_json(structure), DRAFT_TAG),
+    ))
+    model, max_tokens = config.llm.render_model, config.llm.render_max_tokens
+
+    def fallback(calls: list[LLMCallRecord], failure: str) -> RenderOutcome:
+        return RenderOutcome(markdown=template_prd(structure, decision), calls=calls, used_template=True,
+                             failure=failure)
+
+    try:
+        reply = llm.complete_text("render", model, system, [first], max_tokens)
+    except LLMError as exc:
+        return fallback([exc.record], f"LLM call failed: {exc.reason}")
+    calls = [reply.record]
+    if reply.stop_reason == "refusal":
+        return fallback([reply.record.model_copy(update={"ok": False, "error": "refusal"})],
+                        "the model declined to write the PRD")
+    markdown, missing = _assess(reply, structure, decision)
+    if not missing:
+        return RenderOutcome(markdown=markdown, calls=calls)
+
+    log.info("render.reask", missing=len(missing))
+    history = [first, Turn("assistant", reply.text or "(empty)"), Turn("user", load_prompt(
+        "render_reask").render_user(missing="\n".join(f"- {item}" for item in missing)))]
+    try:
+        reply = llm.complete_text("render_reask", model, system, history, max_tokens)
+    except LLMError as exc:
+        return fallback([*calls, exc.record], f"LLM call failed: {exc.reason}")
+    if reply.stop_reason == "refusal":
+        return fallback([*calls, reply.record.model_copy(update={"ok": False, "error": "refusal"})],
+                        "the model declined to write the PRD")
+    calls.append(reply.record)
+    markdown, missing = _assess(reply, structure, decision)
+    if not missing:
+        return RenderOutcome(markdown=markdown, calls=calls)
+    return fallback(calls, f"the PRD draft left out {len(missing)} required item(s) twice")
