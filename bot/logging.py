@@ -1,0 +1,88 @@
+"""Structured JSON logs. Context (delivery, ticket, workflow) is bound with `bind()`; bodies and secrets never
+reach the output: keys that name them are dropped and string values are scrubbed of token shapes."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+
+# Any key containing one of these words is dropped whole: a payload body or a credential has no safe part.
+_FORBIDDEN_KEY_PARTS = ("body", "payload", "token", "secret", "password", "authorization", "private_key",
+                        "api_key", "signature", "cookie")
+# Shapes of credentials that could hide inside an exception message or a URL.
+_SECRET_VALUE_RE = re.compile(
+    r"gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|sk-ant-[A-Za-z0-9_\-]{10,}"
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+    r"|(?i:bearer|token|basic)\s+[A-Za-z0-9._~+/=-]{12,}"
+    r"|://[^/\s:@]+:[^/\s@]+@"
+)
+_KEEP_KEYS = frozenset({"event", "level", "timestamp", "logger"})
+
+
+def _forbidden(key: str) -> bool:
+    lowered = key.lower()
+    return key not in _KEEP_KEYS and any(part in lowered for part in _FORBIDDEN_KEY_PARTS)
+
+
+def scrub_text(value: str) -> str:
+    return _SECRET_VALUE_RE.sub("[redacted]", value)
+
+
+def _scrub_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {k: _scrub_value(v) for k, v in value.items() if not _forbidden(str(k))}
+    if isinstance(value, list | tuple):
+        return [_scrub_value(v) for v in value]
+    return value
+
+
+def scrub(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """structlog processor: the last line of defence, after every other processor has added its keys."""
+    for key in [k for k in event_dict if _forbidden(k)]:
+        del event_dict[key]
+    for key, value in list(event_dict.items()):
+        event_dict[key] = _scrub_value(value)
+    return event_dict
+
+
+def configure(level: str = "INFO") -> None:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            scrub,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stdout),
+        cache_logger_on_first_use=True,
+    )
+
+
+def get_logger(name: str = "reqgate") -> Any:
+    return structlog.get_logger(name)
+
+
+@contextmanager
+def bind(**context: Any) -> Iterator[None]:
+    """Bind context for everything logged in this thread or task until the block ends."""
+    with structlog.contextvars.bound_contextvars(**{k: v for k, v in context.items() if v is not None}):
+        yield

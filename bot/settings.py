@@ -1,0 +1,136 @@
+"""Process settings from the environment (`REQGATE_*`). Secrets are `SecretStr`: they never show in a repr or a log.
+
+`ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` are not here: the LLM layer reads them itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Role = Literal["all", "web", "worker"]
+
+
+class SettingsError(ValueError):
+    """The settings cannot run a server; the message names the variables to set."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="REQGATE_", env_ignore_empty=True, extra="ignore")
+
+    # GitHub: an App (id + private key, installation from each delivery) or a plain token.
+    github_webhook_secret: SecretStr | None = None
+    github_app_id: int | None = None
+    github_private_key: SecretStr | None = None
+    github_private_key_path: Path | None = None
+    github_token: SecretStr | None = None
+    github_api_url: str = "https://api.github.com"
+
+    # Jira Cloud (email + API token) or Data Center (personal access token).
+    jira_url: str | None = None
+    jira_email: str | None = None
+    jira_api_token: SecretStr | None = None
+    jira_pat: SecretStr | None = None
+    jira_webhook_secret: SecretStr | None = None
+    jira_automation_token: SecretStr | None = None
+    jira_config_dir: Path | None = None
+
+    data_dir: Path = Path("data")
+    # Overrides the embedded SQLite file, e.g. postgresql://user:pass@host/reqgate; it may hold a password.
+    database_url: SecretStr | None = None
+
+    # Accept unsigned webhooks. Only for a laptop: anyone who can reach the port can then trigger reviews.
+    dev_insecure: bool = False
+    max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    # GitHub asks integrators to leave at least a second between content-creating requests.
+    write_spacing_s: float = Field(default=1.0, ge=0)
+
+    # all: one process serves webhooks and runs reviews; web: only enqueues; worker: only runs reviews.
+    role: Role = "all"
+    # Stable per worker (the StatefulSet pod name) so that a restarted worker recovers its own workflows.
+    executor_id: str | None = None
+    worker_concurrency: int = Field(default=8, gt=0)
+    queue_poll_s: float = Field(default=1.0, gt=0)
+    log_level: str = "INFO"
+
+    def system_database_url(self) -> str:
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        return f"sqlite:///{(self.data_dir / 'reqgate.sqlite').resolve()}"
+
+    @property
+    def uses_sqlite(self) -> bool:
+        return self.system_database_url().startswith("sqlite")
+
+    @property
+    def github_app_configured(self) -> bool:
+        return self.github_app_id is not None and (
+            self.github_private_key is not None or self.github_private_key_path is not None
+        )
+
+    @property
+    def github_enabled(self) -> bool:
+        return bool(self.github_webhook_secret or self.github_token or self.github_app_id is not None)
+
+    @property
+    def jira_enabled(self) -> bool:
+        return bool(self.jira_url)
+
+    def github_private_key_pem(self) -> str | None:
+        if self.github_private_key is not None:
+            return self.github_private_key.get_secret_value()
+        if self.github_private_key_path is not None:
+            try:
+                return self.github_private_key_path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsError(
+                    f"REQGATE_GITHUB_PRIVATE_KEY_PATH: cannot read {self.github_private_key_path}: "
+                    f"{exc.strerror or exc}"
+                ) from None
+        return None
+
+    def problems(self) -> list[str]:
+        """Everything that stops `reqgate serve` from starting, each with the variable to set."""
+        found: list[str] = []
+        if not (self.github_enabled or self.jira_enabled):
+            found.append(
+                "no tracker is configured: set REQGATE_GITHUB_APP_ID with REQGATE_GITHUB_PRIVATE_KEY "
+                "(or REQGATE_GITHUB_PRIVATE_KEY_PATH), or REQGATE_GITHUB_TOKEN; for Jira set REQGATE_JIRA_URL"
+            )
+        if self.github_enabled:
+            if self.github_app_id is not None and not self.github_app_configured:
+                found.append(
+                    "REQGATE_GITHUB_APP_ID is set but the App's private key is not: set "
+                    "REQGATE_GITHUB_PRIVATE_KEY or REQGATE_GITHUB_PRIVATE_KEY_PATH"
+                )
+            elif not (self.github_app_configured or self.github_token):
+                found.append(
+                    "GitHub has neither App credentials nor a token: set REQGATE_GITHUB_APP_ID with "
+                    "REQGATE_GITHUB_PRIVATE_KEY (or REQGATE_GITHUB_PRIVATE_KEY_PATH), or REQGATE_GITHUB_TOKEN"
+                )
+            if self.github_webhook_secret is None and not self.dev_insecure and self.role != "worker":
+                found.append(
+                    "REQGATE_GITHUB_WEBHOOK_SECRET is not set: the server refuses unsigned webhooks "
+                    "(REQGATE_DEV_INSECURE=1 allows them on a development machine)"
+                )
+        if self.jira_enabled:
+            if not ((self.jira_email and self.jira_api_token) or self.jira_pat):
+                found.append(
+                    "Jira has no credentials: set REQGATE_JIRA_EMAIL with REQGATE_JIRA_API_TOKEN (Cloud) "
+                    "or REQGATE_JIRA_PAT (Data Center)"
+                )
+            authenticated = self.jira_webhook_secret or self.jira_automation_token or self.dev_insecure
+            if not authenticated and self.role != "worker":
+                found.append(
+                    "Jira webhooks cannot be authenticated: set REQGATE_JIRA_WEBHOOK_SECRET or "
+                    "REQGATE_JIRA_AUTOMATION_TOKEN (REQGATE_DEV_INSECURE=1 allows neither on a development machine)"
+                )
+        return found
+
+    def check_serveable(self) -> None:
+        found = self.problems()
+        if found:
+            raise SettingsError("cannot start:\n" + "\n".join(f"  - {p}" for p in found))

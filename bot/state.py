@@ -1,0 +1,115 @@
+"""Per-ticket state in the workflow database: what was last published, so that an unchanged ticket costs no
+LLM call and the sticky comment is edited rather than posted again.
+
+The stored review is the redacted `ReviewResult`: safe to keep, like the CLI's file cache.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy.dialects import postgresql, sqlite
+
+from pipeline.schemas import ReviewResult
+
+_METADATA = sa.MetaData()
+TICKET_STATE = sa.Table(
+    "reqgate_ticket_state",
+    _METADATA,
+    sa.Column("ticket_id", sa.String(400), primary_key=True),
+    sa.Column("content_hash", sa.String(128)),
+    sa.Column("verdict", sa.String(32)),
+    sa.Column("comment_id", sa.String(128)),
+    sa.Column("result_json", sa.Text),
+    sa.Column("workflow_id", sa.String(400)),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+
+class TicketState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ticket_id: str
+    content_hash: str | None = None
+    verdict: str | None = None  # ready, needs_info or error
+    comment_id: str | None = None
+    result: ReviewResult | None = None
+    workflow_id: str | None = None
+
+
+def sqlalchemy_url(database_url: str) -> sa.URL:
+    """The same database DBOS uses; plain postgres URLs get the psycopg 3 driver that DBOS ships with."""
+    url = sa.make_url(database_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url
+
+
+def create_engine(database_url: str) -> sa.Engine:
+    url = sqlalchemy_url(database_url)
+    if url.get_backend_name() != "sqlite":
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=5)
+    engine = sa.create_engine(url)
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        # Shares the file with DBOS's writers: wait for the lock instead of failing at once.
+        dbapi_conn.execute("PRAGMA busy_timeout=30000")
+
+    return engine
+
+
+class StateStore:
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def connect(cls, database_url: str) -> StateStore:
+        store = cls(create_engine(database_url))
+        _METADATA.create_all(store.engine, checkfirst=True)
+        return store
+
+    def get(self, ticket_id: str) -> TicketState | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(TICKET_STATE).where(TICKET_STATE.c.ticket_id == ticket_id)).first()
+        if row is None:
+            return None
+        result = None
+        if row.result_json:
+            try:
+                result = ReviewResult.model_validate_json(row.result_json)
+            except ValueError:
+                # A review stored by an older version is only a cache miss: the ticket is reviewed again.
+                result = None
+        return TicketState(ticket_id=row.ticket_id, content_hash=row.content_hash if result else None,
+                           verdict=row.verdict, comment_id=row.comment_id, result=result,
+                           workflow_id=row.workflow_id)
+
+    def put(self, state: TicketState) -> None:
+        values = {
+            "ticket_id": state.ticket_id,
+            "content_hash": state.content_hash,
+            "verdict": state.verdict,
+            "comment_id": state.comment_id,
+            "result_json": state.result.model_dump_json() if state.result else None,
+            "workflow_id": state.workflow_id,
+            "updated_at": time.time(),
+        }
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        statement = dialect.insert(TICKET_STATE).values(**values)
+        statement = statement.on_conflict_do_update(
+            index_elements=[TICKET_STATE.c.ticket_id],
+            set_={k: statement.excluded[k] for k in values if k != "ticket_id"},
+        )
+        with self.engine.begin() as conn:
+            conn.execute(statement)
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def close(self) -> None:
+        self.engine.dispose()
