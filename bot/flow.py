@@ -1,0 +1,238 @@
+"""What one delivery does, written once for every tracker and free of the durable-execution library.
+
+Read bot/steps.py first: every I/O below is a step, code between steps runs again on recovery.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from bot import commands, metrics
+from bot.logging import get_logger
+from bot.state import TicketState
+from bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config
+from handlers.base import TicketRef, Tracker, Trigger
+from handlers.filters import skip_reason
+from handlers.publish import cap_comment, label_changes
+from pipeline.config import Config
+from pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
+from pipeline.review import (
+    Decision,
+    Prepared,
+    assemble,
+    call_render,
+    call_structure,
+    decide,
+    error_comment,
+    prepare,
+    replay_cached,
+)
+from pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
+
+log = get_logger("reqgate.flow")
+
+RETRY_HINT = "Comment `/reqgate recheck` on this ticket to try again."
+
+
+# ---- the review ---------------------------------------------------------------------------------------
+
+
+class _Fetched(BaseModel):
+    """The fetched ticket as far as it may be stored: the raw text never leaves the step that fetched it."""
+
+    skip: str | None = None
+    prepared: Prepared | None = None
+    labels: list[str] = []
+
+
+def run(trigger: Trigger, services: Services, step: StepRunner) -> Outcome:
+    tracker = services.trackers.get(trigger.source)
+    if tracker is None:
+        return Outcome(workflow_id=trigger.workflow_id, status="skipped",
+                       detail=f"no {trigger.source} tracker is configured")
+    started: float = step("started_at", time.time)
+    try:
+        if isinstance(tracker, ResolvesRefs):
+            # A Jira comment event may name the issue by id only; state and config are keyed by issue key.
+            resolved = io(step, "resolve_ref", lambda: tracker.resolve_ref(trigger.ref).model_dump(mode="json"))
+            trigger = trigger.model_copy(update={"ref": TicketRef.model_validate(resolved)})
+        if trigger.kind == "command":
+            return commands.run(trigger, tracker, services, step,
+                                recheck=lambda: review(trigger, tracker, services, step, started))
+        return review(trigger, tracker, services, step, started)
+    except StepFailed as failure:
+        return _fail(trigger, tracker, services, step, failure)
+
+
+def review(trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, started: float) -> Outcome:
+    wid = trigger.workflow_id
+    loaded = load_config(step, tracker, trigger)
+    if isinstance(loaded, ConfigError):
+        return _config_error(trigger, tracker, services, step, loaded)
+    config = loaded.config
+    if trigger.kind == "review" and trigger.reason == "edited" and not config.review_on_edit:
+        return Outcome(workflow_id=wid, status="skipped", detail="review_on_edit is off")
+    try:
+        return _review(trigger, tracker, services, step, started, loaded)
+    except StepFailed as failure:
+        return _fail(trigger, tracker, services, step, failure, config)
+
+
+def _review(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, started: float, loaded: LoadedConfig
+) -> Outcome:
+    wid = trigger.workflow_id
+    config = loaded.config
+
+    def fetch() -> dict[str, Any]:
+        packet = tracker.fetch_ticket(trigger.ref)
+        reason = skip_reason(packet, config)
+        if reason:
+            return _Fetched(skip=reason).model_dump(mode="json")
+        return _Fetched(prepared=prepare(packet, config), labels=packet.labels).model_dump(mode="json")
+
+    fetched = _Fetched.model_validate(io(step, "fetch_and_prepare", fetch))
+    if fetched.prepared is None:
+        if trigger.kind == "command":
+            io(step, "reply_skipped", lambda: tracker.reply(
+                trigger.ref, f"ReqGate does not review this ticket: {fetched.skip}."), idempotent=False)
+        step("count_skipped", lambda: metrics.count_review("skipped", None))
+        return Outcome(workflow_id=wid, status="skipped", detail=fetched.skip)
+    prepared = fetched.prepared
+
+    previous = _load_state(step, services, trigger.ref.ticket_id)
+    if previous and previous.result and previous.content_hash == prepared.content_hash:
+        result = replay_cached(previous.result, run_id=wid, config=config)
+    else:
+        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label)
+
+    add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
+    if add or remove:
+        io(step, "sync_labels", lambda: tracker.sync_labels(trigger.ref, add, remove, config.labels.color))
+    body = cap_comment(result.comment_markdown, min(tracker.comment_limit, config.limits.comment_max_chars))
+    known = previous.comment_id if previous else None
+    comment_id: str = io(step, "upsert_comment", lambda: tracker.upsert_comment(trigger.ref, body, known))
+
+    def save() -> None:
+        services.state.put(TicketState(ticket_id=trigger.ref.ticket_id, content_hash=prepared.content_hash,
+                                       verdict=result.decision.verdict, comment_id=comment_id, result=result,
+                                       workflow_id=wid))
+        metrics.count_review(result.decision.verdict, time.time() - started)
+
+    io(step, "save_state", save)
+    status: Literal["published", "cached"] = "cached" if result.trace.from_cache else "published"
+    log.info("review_published", status=status, verdict=result.decision.verdict, score=result.score.score,
+             fallbacks=result.trace.fallbacks)
+    return Outcome(workflow_id=wid, status=status, verdict=result.decision.verdict, comment_id=comment_id)
+
+
+def _load_state(
+    step: StepRunner, services: Services, ticket_id: str, name: str = "load_state"
+) -> TicketState | None:
+    def load() -> dict[str, Any] | None:
+        state = services.state.get(ticket_id)
+        return state.model_dump(mode="json") if state else None
+
+    recorded = io(step, name, load)
+    return TicketState.model_validate(recorded) if recorded else None
+
+
+def _fresh_review(
+    step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str
+) -> ReviewResult:
+    def structure_call() -> dict[str, Any]:
+        llm = services.llm_factory(config.llm)
+        try:
+            outcome = call_structure(prepared, config, llm)
+        finally:
+            if llm is not None:
+                llm.close()
+        metrics.count_llm_usage(outcome.calls)
+        return outcome.model_dump(mode="json")
+
+    structure = StructureOutcome.model_validate(io(step, "llm_structure", structure_call))
+    decision: Decision = decide(prepared, structure, config)
+
+    def render_call() -> dict[str, Any]:
+        llm = services.llm_factory(config.llm) if structure.output is not None else None
+        try:
+            outcome = call_render(prepared, structure, decision, config, llm)
+        finally:
+            if llm is not None:
+                llm.close()
+        metrics.count_llm_usage(outcome.calls)
+        return outcome.model_dump(mode="json")
+
+    render = RenderOutcome.model_validate(io(step, "llm_render", render_call))
+    return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source)
+
+
+# ---- failures -----------------------------------------------------------------------------------------
+
+
+def _publish_error(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, config: Config | None, body: str,
+) -> str | None:
+    """Error label and error comment, each best effort: the tracker may be the thing that is failing."""
+    labels = (config or load_default_config()).labels
+    # The ticket's labels may be unknown (fetching it may be what failed): ask to remove both verdict labels;
+    # the adapters treat removing an absent label as done.
+    add, remove = label_changes([labels.ready, labels.needs_info], None, labels, error=True)
+    comment_id: str | None = None
+    try:
+        io(step, "error_labels", lambda: tracker.sync_labels(trigger.ref, add, remove, labels.color))
+    except StepFailed:
+        pass
+    state_key = trigger.ref.ticket_id
+    try:
+        previous = _load_state(step, services, state_key, "load_state_for_error")
+    except StepFailed:
+        previous = None
+    known = previous.comment_id if previous else None
+    try:
+        comment_id = io(step, "error_comment", lambda: tracker.upsert_comment(
+            trigger.ref, cap_comment(body, tracker.comment_limit), known))
+    except StepFailed:
+        pass
+
+    def save() -> None:
+        # The last good review stays: a recheck of unchanged text republishes it without an LLM call.
+        base = previous or TicketState(ticket_id=state_key)
+        services.state.put(base.model_copy(update={"verdict": "error", "comment_id": comment_id or known,
+                                                   "workflow_id": trigger.workflow_id}))
+        metrics.count_review("error", None)
+
+    try:
+        io(step, "save_error_state", save)
+    except StepFailed:
+        pass
+    return comment_id
+
+
+def _config_error(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, error: ConfigError
+) -> Outcome:
+    details = [str(problem) for problem in error.problems]
+    body = error_comment("the configuration is invalid", details, run_id=trigger.workflow_id,
+                         retry_hint="Fix the file, then comment `/reqgate recheck` on this ticket.")
+    comment_id = _publish_error(trigger, tracker, services, step, None, body)
+    return Outcome(workflow_id=trigger.workflow_id, status="config_error", comment_id=comment_id,
+                   detail="; ".join(details))
+
+
+def _fail(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, failure: StepFailed,
+    config: Config | None = None,
+) -> Outcome:
+    log.error("delivery_failed", step=failure.step, error=failure.error)
+    body = error_comment(
+        f"{trigger.source.capitalize()} could not be reached",
+        [f"The step `{failure.step}` failed after retries: {failure.error}"],
+        run_id=trigger.workflow_id, retry_hint=RETRY_HINT,
+    )
+    comment_id = _publish_error(trigger, tracker, services, step, config, body)
+    return Outcome(workflow_id=trigger.workflow_id, status="error", comment_id=comment_id, detail=failure.error)
+

@@ -1,0 +1,115 @@
+"""Primitives of the durable flow, shared by the review (bot/flow.py) and the commands (bot/commands.py).
+
+Every I/O runs through a `StepRunner`: in the bot a checkpointed DBOS step (bot/workflow.py), in unit tests a
+plain call. A process killed anywhere resumes after the last finished step and runs the code between steps
+again, so step results are JSON (pydantic dumps), code outside steps is a pure function of step results, and
+metrics are counted inside steps, never between them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.logging import get_logger, scrub_text
+from bot.state import StateStore
+from handlers.base import TicketRef, Tracker, Trigger
+from pipeline.config import Config, LLMSettings
+from pipeline.config_loader import ConfigError, ConfigProblem, LoadedConfig
+from pipeline.llm import LLMClient
+
+log = get_logger("reqgate.flow")
+
+T = TypeVar("T")
+# Pauses before the second and third attempt of an idempotent step.
+RETRY_PAUSES_S = (2.0, 8.0)
+StepRunner = Callable[[str, Callable[[], Any]], Any]
+
+
+@runtime_checkable
+class ResolvesRefs(Protocol):
+    """A tracker whose webhooks may name a ticket by an internal id (Jira's Server comment events)."""
+
+    def resolve_ref(self, ref: TicketRef) -> TicketRef: ...
+
+
+@dataclass
+class Services:
+    """What the flow talks to, built once per process (bot/wiring.py)."""
+
+    trackers: Mapping[str, Tracker]
+    state: StateStore
+    llm_factory: Callable[[LLMSettings], LLMClient | None] = LLMClient.from_env
+
+
+class Outcome(BaseModel):
+    """What a delivery's workflow did; its return value, kept by DBOS."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workflow_id: str
+    status: Literal["published", "cached", "skipped", "replied", "refused", "config_error", "error"]
+    verdict: str | None = None
+    comment_id: str | None = None
+    detail: str | None = None
+
+
+class StepFailed(Exception):
+    """A tracker call failed for good (the adapters retry transient failures themselves)."""
+
+    def __init__(self, step: str, error: str) -> None:
+        super().__init__(f"{step}: {error}")
+        self.step = step
+        self.error = error
+
+
+def io(step: StepRunner, name: str, fn: Callable[[], T], *, idempotent: bool = True) -> T:
+    """Run `fn` as a step whose failure is recorded as a value: replayed on recovery like a success, and
+    never an exception object that the checkpoint store would have to serialise.
+
+    The adapters retry briefly and give up on long waits; an idempotent step is tried again here after a
+    pause, a non-idempotent one (a new comment) is not, since a timed-out request may have been applied.
+    """
+
+    def guarded() -> dict[str, Any]:
+        pauses = list(RETRY_PAUSES_S) if idempotent else []
+        while True:
+            try:
+                return {"value": fn()}
+            except Exception as exc:  # noqa: BLE001 - any adapter or library error is a failed step
+                error = f"{type(exc).__name__}: {scrub_text(str(exc))[:300]}"
+                if not pauses:
+                    log.warning("step_failed", step=name, error=error)
+                    return {"error": error}
+                pause = pauses.pop(0)
+                log.info("step_retry", step=name, error=error, pause_s=pause)
+                time.sleep(pause)
+
+    recorded = step(name, guarded)
+    if "error" in recorded:
+        raise StepFailed(name, recorded["error"])
+    return recorded["value"]
+
+
+def load_config(step: StepRunner, tracker: Tracker, trigger: Trigger) -> LoadedConfig | ConfigError:
+    """The effective config, or the `ConfigError` of an invalid file (a result, not a failure)."""
+
+    def load() -> dict[str, Any]:
+        try:
+            loaded = tracker.load_config(trigger.ref)
+        except ConfigError as exc:
+            return {"problems": [
+                {"source": p.source, "path": p.path, "line": p.line, "message": p.message} for p in exc.problems
+            ]}
+        return {"config": loaded.config.model_dump(mode="json"), "provenance": loaded.provenance,
+                "sources": loaded.sources}
+
+    recorded = io(step, "load_config", load)
+    if "problems" in recorded:
+        return ConfigError([ConfigProblem(**problem) for problem in recorded["problems"]])
+    return LoadedConfig(config=Config.model_validate(recorded["config"]), provenance=recorded["provenance"],
+                        sources=recorded["sources"])
