@@ -1,0 +1,10 @@
+"""Input guardrail: length bounds, PII and secret redaction, prompt-injection screening.
+
+`screen()` returns the redacted packet, the only text that may reach the LLM, a log, the store or a
+comment; `mask()` scrubs any other string (log fields, error messages) the same way.
+"""
+
+from pipeline.guardrail.detect import mask
+from pipeline.guardrail.screen import screen
+
+__all__ = ["mask", "screen"]

@@ -1,0 +1,114 @@
+"""The registry of PII and secret kinds, overlap resolution, and `mask()` for any string."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from pipeline.guardrail import credentials, pii
+
+PII_CHECK = "guardrail.pii"
+SECRET_CHECK = "guardrail.secret"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    check_id: str
+    singular: str
+    plural: str
+    find: Callable[[str], Iterable[tuple[int, int]]]
+    # Digit-shaped kinds skip URLs, whose paths and query strings are full of ids.
+    outside_urls: bool = False
+
+
+# In priority order: when two matches overlap, their union is redacted under the earlier kind here,
+# so a JWT given as `token=eyJ...` counts as a JWT, and an email inside a password as a password.
+KINDS: tuple[Kind, ...] = (
+    Kind("private_key", SECRET_CHECK, "private key block", "private key blocks", credentials.find_private_keys),
+    Kind("jwt", SECRET_CHECK, "JSON Web Token", "JSON Web Tokens", credentials.find_jwt),
+    Kind("anthropic_key", SECRET_CHECK, "Anthropic API key", "Anthropic API keys", credentials.find_anthropic),
+    Kind("openai_key", SECRET_CHECK, "OpenAI API key", "OpenAI API keys", credentials.find_openai),
+    Kind("github_token", SECRET_CHECK, "GitHub token", "GitHub tokens", credentials.find_github),
+    Kind("gitlab_token", SECRET_CHECK, "GitLab token", "GitLab tokens", credentials.find_gitlab),
+    Kind("slack_token", SECRET_CHECK, "Slack token", "Slack tokens", credentials.find_slack),
+    Kind("google_key", SECRET_CHECK, "Google API key", "Google API keys", credentials.find_google),
+    Kind("aws_key", SECRET_CHECK, "AWS credential", "AWS credentials", credentials.find_aws),
+    Kind("password", SECRET_CHECK, "password or secret value", "password or secret values",
+         credentials.find_passwords),
+    Kind("card", PII_CHECK, "payment card number", "payment card numbers", pii.find_cards, True),
+    Kind("iban", PII_CHECK, "IBAN", "IBANs", pii.find_ibans, True),
+    Kind("email", PII_CHECK, "email address", "email addresses", pii.find_emails),
+    Kind("phone", PII_CHECK, "phone number", "phone numbers", pii.find_phones, True),
+)
+KIND_BY_NAME = {kind.name: kind for kind in KINDS}
+_PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}
+
+_URL = re.compile(r"(?i)(?<![\w+.-])[a-z][a-z0-9+.-]{0,20}://[^\s<>\"'`]+|(?<![\w.-])www\.[^\s<>\"'`]+")
+
+
+@dataclass(frozen=True)
+class Hit:
+    start: int
+    end: int
+    kind: str
+
+    def shifted(self, offset: int) -> Hit:
+        return Hit(self.start + offset, self.end + offset, self.kind)
+
+
+def _inside(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
+    return any(s <= start and end <= e for s, e in ranges)
+
+
+def detect(text: str, kinds: Collection[str]) -> list[Hit]:
+    """Non-overlapping hits of the named kinds, in text order. Unknown kind names are ignored."""
+    if not text:
+        return []
+    urls: list[tuple[int, int]] | None = None
+    candidates: list[Hit] = []
+    for kind in KINDS:
+        if kind.name not in kinds:
+            continue
+        for start, end in kind.find(text):
+            if end <= start:
+                continue
+            if kind.outside_urls:
+                if urls is None:
+                    urls = [m.span() for m in _URL.finditer(text)]
+                if _inside(start, end, urls):
+                    continue
+            candidates.append(Hit(start, end, kind.name))
+    candidates.sort(key=lambda hit: (hit.start, -hit.end))
+    merged: list[Hit] = []
+    for hit in candidates:
+        if merged and hit.start < merged[-1].end:
+            last = merged[-1]
+            kind = min(last.kind, hit.kind, key=_PRIORITY.__getitem__)
+            merged[-1] = Hit(last.start, max(last.end, hit.end), kind)
+        else:
+            merged.append(hit)
+    return merged
+
+
+def placeholder(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+def redact(text: str, hits: list[Hit]) -> str:
+    pieces = []
+    position = 0
+    for hit in hits:
+        pieces.append(text[position:hit.start])
+        pieces.append(placeholder(hit.kind))
+        position = hit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def mask(text: str) -> str:
+    """`text` with every PII and secret value of every kind replaced by its placeholder."""
+    if not isinstance(text, str):
+        text = str(text)
+    return redact(text, detect(text, KIND_BY_NAME))
