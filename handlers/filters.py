@@ -1,0 +1,40 @@
+"""Which tickets get reviewed, decided from the effective configuration, the same on every tracker."""
+
+from __future__ import annotations
+
+from pipeline.config import Config
+from pipeline.schemas import RequirementPacket
+
+
+def _folded(values: list[str]) -> set[str]:
+    # Label names, logins and project keys compare case-insensitively on both trackers.
+    return {value.casefold() for value in values}
+
+
+def skip_reason(packet: RequirementPacket, config: Config, issue_type: str | None = None) -> str | None:
+    """Why this ticket must not be reviewed, or None to review it.
+
+    `issue_type` is the tracker's own type name (Jira's "Story", "Bug"…); without it the type hint taken
+    from the ticket's labels is used. A type filter skips tickets whose type is unknown.
+    """
+    if not config.enabled:
+        return "ReqGate is disabled for this project (`enabled: false`)"
+    filters = config.filters
+    labels = _folded(packet.labels)
+    skipping = [label for label in filters.skip_labels if label.casefold() in labels]
+    if skipping:
+        return f"the ticket has the label `{skipping[0]}` (filters.skip_labels)"
+    if filters.include_labels and not labels & _folded(filters.include_labels):
+        return "the ticket has none of the labels in filters.include_labels"
+    if packet.author and packet.author.casefold() in _folded(filters.skip_authors):
+        return f"tickets by `{packet.author}` are skipped (filters.skip_authors)"
+    if filters.issue_types:
+        types = {
+            name.casefold() for name in (issue_type, packet.type_hint and packet.type_hint.value) if name
+        }
+        if not types & _folded(filters.issue_types):
+            shown = issue_type or (packet.type_hint.value if packet.type_hint else "unknown")
+            return f"the ticket type `{shown}` is not in filters.issue_types"
+    if filters.projects and packet.project.casefold() not in _folded(filters.projects):
+        return f"the project `{packet.project}` is not in filters.projects"
+    return None
