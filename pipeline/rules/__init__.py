@@ -1,0 +1,80 @@
+"""The rules engine: deterministic checks that always run, each finding quoting the ticket verbatim.
+
+`run_rules` runs every check whose mode for the ticket type is not "off". Checks live one per module and
+expose their check id(s) and a `find(doc)` function; a `Document` prepares the text once for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pipeline.config import Config
+from pipeline.rules import (
+    acceptance,
+    atomic,
+    bug,
+    leakage,
+    minimal,
+    placeholder,
+    story_parts,
+    unmeasurable,
+    vague,
+)
+from pipeline.rules.classify import guess_type
+from pipeline.rules.document import Document
+from pipeline.rules.story import ParsedStory, parse_story
+from pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
+
+__all__ = ["CHECKS", "Check", "ParsedStory", "guess_type", "parse_story", "run_rules"]
+
+
+@dataclass(frozen=True)
+class Check:
+    ids: tuple[str, ...]
+    find: Callable[[Document], list[Finding]]
+
+
+# Order matters only where two checks quote the same words: the earlier, more specific one is kept.
+CHECKS: tuple[Check, ...] = (
+    Check((placeholder.CHECK_ID,), placeholder.find),
+    Check(story_parts.CHECK_IDS, story_parts.find),
+    Check((leakage.CHECK_ID,), leakage.find),
+    Check((atomic.CHECK_ID,), atomic.find),
+    Check((minimal.CHECK_ID,), minimal.find),
+    Check(acceptance.CHECK_IDS, acceptance.find),
+    Check((unmeasurable.CHECK_ID,), unmeasurable.find),
+    Check((vague.CHECK_ID,), vague.find),
+    Check(bug.CHECK_IDS, bug.find),
+)
+
+_SEVERITY: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
+
+
+def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config) -> list[Finding]:
+    """Findings of every enabled check on `packet.text`, sorted by span start (findings without a span last).
+
+    Where several checks quote exactly the same words, only the most severe (then the earliest) is kept.
+    """
+    modes: dict[str, Mode] = {}
+    for check in CHECKS:
+        for check_id in check.ids:
+            modes[check_id] = config.mode_for(check_id, ticket_type)
+    doc = Document(packet.text, ticket_type, modes)
+    best: dict[tuple[int, int], Finding] = {}
+    unspanned: list[Finding] = []
+    for check in CHECKS:
+        if all(modes[check_id] == "off" for check_id in check.ids):
+            continue
+        for finding in check.find(doc):
+            if finding.mode == "off":
+                continue
+            if finding.span is None:
+                unspanned.append(finding)
+                continue
+            key = (finding.span.start, finding.span.end)
+            kept = best.get(key)
+            if kept is None or _SEVERITY[finding.mode] > _SEVERITY[kept.mode]:
+                best[key] = finding
+    spanned = sorted(best.values(), key=lambda f: (f.span.start, f.span.end) if f.span else (0, 0))
+    return spanned + unspanned

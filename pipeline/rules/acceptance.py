@@ -1,0 +1,66 @@
+"""acceptance-criteria.missing and acceptance-criteria.untestable."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.rules import unmeasurable, vague
+from pipeline.rules.document import Document, words
+from pipeline.rules.sections import sections
+from pipeline.schemas import Finding
+
+MISSING = "acceptance-criteria.missing"
+UNTESTABLE = "acceptance-criteria.untestable"
+CHECK_IDS = (MISSING, UNTESTABLE)
+
+_AC_HEADING = re.compile(
+    r"(?:acceptance|success|exit|completion|done)[ -]criteri(?:a|on|as)|a/?c|acs?|acceptance tests?"
+    r"|definition of done|dod|done when|conditions? of satisfaction|test (?:cases|scenarios)|scenarios?"
+    r"|expected (?:outcome|results?|behaviou?r)|outcomes?|deliverables?|requirements",
+    re.IGNORECASE,
+)
+_GHERKIN_RE = re.compile(r"^[ \t>*_\-+•\d.)]*(?:\[[ xX]\][ \t]*)?[*_]*(?:given|when|then|and|but|scenario)\b"
+                         r"[^\n]*$", re.IGNORECASE | re.MULTILINE)
+_THEN_RE = re.compile(r"\bthen\b", re.IGNORECASE)
+_CHECKLIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[[ xX]\][^\n]*$", re.MULTILINE)
+_WEAK = words(r"should(?: not|n['’]t)?", r"may", r"might", r"could", r"would", r"possibly", r"ideally",
+              r"optionally", r"hopefully", r"try to", r"attempt to", r"where possible")
+_WEAK_SUGGESTION = "State the observable result: 'the export contains every row', not 'should export'."
+_MISSING_SUGGESTION = (
+    "Add an 'Acceptance criteria' section with checkable items, e.g. '- [ ] Given a signed-in manager, when "
+    "they export the stock list, then a CSV with every item and its quantity downloads within 5 s.'"
+)
+
+
+def _items(doc: Document) -> tuple[list[tuple[int, int]], bool]:
+    """Line ranges of acceptance criteria, and whether an (even empty) criteria heading exists."""
+    text = doc.masked
+    items: list[tuple[int, int]] = []
+    found = sections(text, doc.headings, _AC_HEADING)
+    for section in found:
+        pos = section.content_start
+        for line in text[section.content_start:section.content_end].split("\n"):
+            if line.strip():
+                items.append((pos, pos + len(line)))
+            pos += len(line) + 1
+    gherkin = list(_GHERKIN_RE.finditer(text))
+    if any(_THEN_RE.search(m.group(0)) for m in gherkin):
+        items += [(m.start(), m.end()) for m in gherkin]
+    items += [(m.start(), m.end()) for m in _CHECKLIST_RE.finditer(text)]
+    return sorted(set(items)), bool(found)
+
+
+def find(doc: Document) -> list[Finding]:
+    items, has_heading = _items(doc)
+    if not items:
+        message = "The acceptance criteria section is empty" if has_heading else "No acceptance criteria"
+        return [doc.finding(MISSING, message, _MISSING_SUGGESTION)]
+    findings: list[Finding] = []
+    for start, end in items:
+        findings += doc.term_findings(UNTESTABLE, [(_WEAK, _WEAK_SUGGESTION)], start, end,
+                                      "'{quote}' makes the criterion optional")
+        findings += doc.term_findings(UNTESTABLE, vague.TERMS, start, end, "'{quote}' cannot be tested")
+        if not unmeasurable.measured(doc.masked, start, end):
+            findings += doc.term_findings(UNTESTABLE, unmeasurable.TERMS, start, end,
+                                          "'{quote}' cannot be tested without a number")
+    return findings

@@ -1,0 +1,71 @@
+"""bug.steps.missing, bug.expected.missing, bug.actual.missing, bug.environment.missing."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.rules.document import Document
+from pipeline.schemas import Finding
+
+STEPS = "bug.steps.missing"
+EXPECTED = "bug.expected.missing"
+ACTUAL = "bug.actual.missing"
+ENVIRONMENT = "bug.environment.missing"
+CHECK_IDS = (STEPS, EXPECTED, ACTUAL, ENVIRONMENT)
+
+_LINE_START = r"^[ \t>*_\-+•#]*(?:h[1-6]\.[ \t]*)?[*_]*"
+_STEPS_RE = re.compile(
+    _LINE_START + r"(?:steps?(?: to (?:reproduce|repro|recreate|replicate))?|repro(?:duction)?(?: steps)?|str"
+    r"|how to (?:reproduce|repro|recreate|replicate)|to reproduce|reproduc(?:e|ible|tion)|scenario)\b"
+    # Two or more numbered lines: steps written without a heading.
+    r"|^[ \t]*1[.)][ \t]+\S[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*2[.)][ \t]+\S"
+    r"|\bsteps to reproduce\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_EXPECTED_RE = re.compile(
+    _LINE_START + r"expect(?:ed|ation)s?(?:[ \t]+(?:result|behaviou?r|outcome|output))?s?[*_]*[ \t]*[:\-–—\n]"
+    r"|\b(?:I|we|users?) (?:would |'d )?expect(?:ed)?\b"
+    r"|\bexpected (?:to|that|result|behaviou?r|outcome|output)\b"
+    r"|\b(?:should|supposed to|ought to|needs? to|must)\b|\binstead of\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ACTUAL_RE = re.compile(
+    _LINE_START + r"(?:actual(?:ly)?|observed|current|result|what happens|what happened)(?:[ \t]+(?:result|"
+    r"behaviou?r|outcome|output))?s?[*_]*[ \t]*[:\-–—\n]"
+    r"|\b(?:instead|actually|currently|but (?:it|I|we|nothing|the|there|get|got|shows?|returns?)"
+    r"|nothing happens|crash(?:es|ed|ing)?|fails?|failed|failing|failure|errors?|exceptions?|traceback"
+    r"|stack ?trace|panic|hangs?|hung|freezes|frozen|broken|blank|empty|wrong|incorrect(?:ly)?|missing"
+    r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n['’]t| not)|cannot|won['’]t|unable to"
+    r"|returns?|returned|shows?|showed|shown|displays?|displayed|throws?|thrown|got|gets|getting"
+    r"|timeouts?|timed out|40[0-9]|50[0-9])\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ENVIRONMENT_RE = re.compile(
+    _LINE_START + r"(?:environment|env|version|versions|platform|os|browser|device|build|release|app version)"
+    r"[*_]*[ \t]*[:\-–—\n]"
+    r"|\b(?:windows(?: \d+| xp| vista)?|win(?:10|11)|mac ?os(?: x)?|os ?x|linux|ubuntu|debian|fedora|centos"
+    r"|rhel"
+    r"|alpine|ios|ipados|android|chrome ?os|chrom(?:e|ium)|firefox|safari|edge|opera|brave|internet explorer"
+    r"|ie ?\d+|iphone|ipad|pixel|samsung|galaxy|node(?:\.js)?|python|java|jdk|docker|kubernetes|k8s"
+    r"|staging|production|prod|qa|sandbox|localhost)\b"
+    r"|\bv?\d+\.\d+(?:\.\d+)+\b|\bv\d+(?:\.\d+)?\b|\b(?:version|release|build) \d",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_MISSING: list[tuple[str, re.Pattern[str], str, str]] = [
+    (STEPS, _STEPS_RE, "No steps to reproduce",
+     "Add numbered steps, e.g. '1. Open an invoice 2. Click Export PDF 3. Open the downloaded file'."),
+    (EXPECTED, _EXPECTED_RE, "No expected behaviour",
+     "Say what should happen, e.g. 'Expected: the PDF lists all 12 invoice lines'."),
+    (ACTUAL, _ACTUAL_RE, "No actual behaviour",
+     "Say what happens instead, with the exact error, e.g. 'Actual: the PDF is empty, HTTP 500'."),
+    (ENVIRONMENT, _ENVIRONMENT_RE, "No environment or version",
+     "Name where it happens, e.g. 'Environment: app 4.2.1, Chrome 126 on Windows 11, production'."),
+]
+
+
+def find(doc: Document) -> list[Finding]:
+    # Unmasked on purpose: a stack trace or a version in a code block is evidence too.
+    return [doc.finding(check_id, message, suggestion)
+            for check_id, pattern, message, suggestion in _MISSING
+            if pattern.search(doc.text) is None]

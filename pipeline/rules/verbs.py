@@ -1,0 +1,105 @@
+"""A small verb lexicon for telling "export and email the report" (two actions) from "title and status".
+
+No tagger is shipped with the project; a lexicon of the verbs that requirements use, with a rule for
+words that are nouns as often as verbs, is enough for the one question the non-atomic check asks.
+"""
+
+from __future__ import annotations
+
+
+def _wordset(block: str) -> frozenset[str]:
+    return frozenset(block.split())
+
+
+# Words that are verbs whenever they follow "and"/"or" in a want.
+VERBS = _wordset("""
+accept accommodate achieve acknowledge acquire activate adapt add adjust administer adopt advance advise
+aggregate allocate allow alter amplify analyse analyze annotate anonymize anticipate append apply approve
+archive arrange ask assemble assess assign assist associate attach attend audit authenticate authorize
+automate avoid become begin behave believe borrow browse build bulk calculate cancel capture categorize
+change choose clarify classify click collaborate collect combine communicate compare compile complete
+comply compose compute configure confirm connect consider consolidate consult consume continue contribute
+convert convey coordinate correct create curate customize deactivate deal debug decide decline decrypt
+define delegate delete deliver demonstrate deny deploy deposit derive describe detect determine develop
+diagnose differentiate disable discard disconnect discover discuss dismiss dispatch distinguish
+distribute divide drag duplicate edit educate eliminate embed emit enable encourage encrypt enforce
+engage enhance enroll ensure enter escalate establish evaluate evolve examine exclude execute expand
+expire explain explore expose extend extract facilitate fetch find follow forward gain gather generate
+get give go grant handle harvest have hide highlight hire identify ignore implement improve include
+increase indicate inform ingest initiate insert inspect install integrate interact interpret intervene
+introduce investigate invite join keep know learn leave leverage locate login logout maintain make manage
+manipulate measure meet migrate minimize mitigate modify monitor navigate notify obtain operate
+operationalize optimize organize overwrite participate pause perform persist populate predict prepare
+preserve prevent preview prioritize proceed produce promote protect provide publish purchase purge put
+rank reach read rearrange reassign receive recognize recommend reconcile recover redirect reduce refer
+refine refresh regenerate register reject relate reload remember remind remove rename reopen reorder
+repeat replace replicate reproduce require reschedule resize resolve respond restore restrict resume
+retain retrieve reuse revert revoke save see select send separate show sign simulate skip solve specify
+split stay streamline strive submit subscribe suggest summarize suspend synchronize tailor take teach
+tell terminate transform translate transmit troubleshoot understand undo uninstall unlock unsubscribe
+upgrade validate verify visualize write
+""")
+
+# Words as often nouns as verbs ("support services", "access to data"): a verb only when an object
+# follows them directly.
+AMBIGUOUS = _wordset("""
+access act address alert answer back benefit block book bookmark call charge chart check claim clean
+clear close comment contact contrast control copy cost count date design display document download drop
+email end estimate experience export file fill filter finish fix flag forecast format group guide help
+import input issue launch limit list load lock log look map mark match merge message move need note offer
+open order package pass pay pick pin place plan play post print process pull push rate record release
+reply report request research reset return review run scan schedule score search segment set setup share
+sort stamp start stop store study supply support switch sync tag target test track train transfer trigger
+trust turn update upload use view visit vote wait watch work
+""")
+
+_OBJECT_STARTERS = _wordset("""
+the a an my our their his her its your this that these those all any each every some it them me us him
+new existing multiple other more which what how whether when where who why data information
+""")
+
+
+def base_forms(word: str) -> list[str]:
+    """Candidate base forms of an inflected word ("deletes" -> delete, "mapped" -> map)."""
+    w = word.lower()
+    forms = [w]
+    for suffix in ("ies", "es", "s", "ed", "d", "ing"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 2:
+            stem = w[: -len(suffix)]
+            forms.append(stem)
+            if suffix == "ies":
+                forms.append(stem + "y")
+            if suffix in ("ed", "ing"):
+                forms.append(stem + "e")
+                if len(stem) > 2 and stem[-1] == stem[-2]:
+                    forms.append(stem[:-1])
+    return forms
+
+
+def _suffix(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ing", "ed", "s"):
+        if w.endswith(suffix):
+            return suffix
+    return ""
+
+
+def is_action(word: str, next_word: str | None, prev_word: str | None) -> bool:
+    """Whether `word`, just after a conjunction, starts a second verb phrase.
+
+    A base form is enough ("and delete"); an inflected one ("reports", "editing") must match the word
+    before the conjunction ("detects and reports"), since "issues" or "records" are mostly nouns.
+    """
+    w = word.lower()
+    suffix = _suffix(w)
+    forms = [w] if w in VERBS or w in AMBIGUOUS else base_forms(w)[1:]
+    if w not in VERBS and w not in AMBIGUOUS:
+        if not suffix or prev_word is None or _suffix(prev_word) != suffix:
+            return False
+        if not any(f in VERBS or f in AMBIGUOUS for f in base_forms(prev_word)):
+            return False
+    if any(f in VERBS for f in forms):
+        return True
+    if any(f in AMBIGUOUS for f in forms):
+        return next_word is not None and next_word.lower() in _OBJECT_STARTERS
+    return False
