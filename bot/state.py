@@ -7,6 +7,7 @@ The stored review is the redacted `ReviewResult`: safe to keep, like the CLI's f
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -52,12 +53,16 @@ def create_engine(database_url: str) -> sa.Engine:
     url = sqlalchemy_url(database_url)
     if url.get_backend_name() != "sqlite":
         return sa.create_engine(url, pool_pre_ping=True, pool_size=5)
+    if url.database:
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(url)
 
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
-        # Shares the file with DBOS's writers: wait for the lock instead of failing at once.
+        # Shares the file with DBOS's writers: wait for the lock instead of failing at once. WAL (stored in
+        # the file, so DBOS's connections get it too) lets the web side enqueue while workers checkpoint.
         dbapi_conn.execute("PRAGMA busy_timeout=30000")
+        dbapi_conn.execute("PRAGMA journal_mode=WAL")
 
     return engine
 

@@ -9,12 +9,9 @@ recorded step.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
 from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID
 from dbos import error as dbos_error
 
@@ -49,14 +46,6 @@ def delivery_workflow(trigger_json: dict[str, Any]) -> dict[str, Any]:
         return outcome.model_dump(mode="json")
 
 
-def _prepare_sqlite(url: str) -> None:
-    """WAL lets the web side enqueue while workers write checkpoints; the mode is stored in the file."""
-    path = Path(sa.make_url(url).database or "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(path, timeout=30) as conn:
-        conn.execute("PRAGMA journal_mode=WAL")
-
-
 class Engine:
     """The DBOS runtime of this process (a process has one): the `Dispatcher` of bot/app.py."""
 
@@ -68,9 +57,8 @@ class Engine:
     def launch(self) -> None:
         global _services
         _services = self.services
+        # The state store (bot/state.py) has already created the SQLite file, its folder and its WAL mode.
         url = self.settings.system_database_url()
-        if self.settings.uses_sqlite:
-            _prepare_sqlite(url)
         config: DBOSConfig = {"name": "reqgate", "system_database_url": url, "log_level": "WARNING"}
         if self.settings.executor_id:
             config["executor_id"] = self.settings.executor_id

@@ -6,6 +6,7 @@ the flow's own: one comment per ticket, caching by content hash, commands, confi
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -190,7 +191,7 @@ def test_events_for_one_ticket_run_one_after_the_other(engine: tuple[Engine, Mem
             runs.setdefault(p, []).append((status.dequeued_at or status.created_at, status.updated_at))
     for spans in runs.values():
         spans.sort()
-        assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:], strict=False))
+        assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(spans))
 
 
 def test_unauthorised_command_gets_a_reply_and_no_review(engine: tuple[Engine, MemoryTracker]) -> None:

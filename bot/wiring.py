@@ -1,0 +1,156 @@
+"""Builds the process from its settings: trackers, webhook sources, the workflow engine and the web app."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+
+from bot import metrics
+from bot.app import create_app
+from bot.logging import get_logger
+from bot.settings import Settings
+from bot.sources import GitHubSource, JiraSource, WebhookSource
+from bot.state import StateStore
+from bot.steps import Services
+from bot.workflow import Engine
+from handlers.base import Tracker
+from handlers.github.client import ClientOptions, GitHubAuth
+from handlers.github.tracker import GitHubTracker
+from handlers.github.webhook import BotIdentity
+from handlers.jira.tracker import JiraTracker
+from handlers.jira.webhook import JiraIdentity
+
+log = get_logger("reqgate.wiring")
+I = TypeVar("I")
+IDENTITY_RETRY_S = 30.0
+
+
+@dataclass
+class Identity(Generic[I]):
+    """The bot's own account, resolved in the background so that no webhook request waits on the tracker.
+
+    Until it is known the fallback is used (an App's id recognises the App's comments on GitHub; the review
+    marker recognises the sticky comment everywhere), and resolution is retried."""
+
+    resolve: Callable[[], I]
+    current: I
+    source: str
+    resolved: threading.Event = field(default_factory=threading.Event)
+
+    def get(self) -> I:
+        return self.current
+
+    def start(self, stop: threading.Event) -> None:
+        def loop() -> None:
+            while not stop.is_set():
+                try:
+                    self.current = self.resolve()
+                    self.resolved.set()
+                    log.info("identity_resolved", source=self.source)
+                    return
+                except Exception as exc:  # noqa: BLE001 - any failure is retried; the fallback stays in use
+                    log.warning("identity_unresolved", source=self.source, error=type(exc).__name__,
+                                retry_s=IDENTITY_RETRY_S)
+                stop.wait(IDENTITY_RETRY_S)
+
+        threading.Thread(target=loop, name=f"identity-{self.source}", daemon=True).start()
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    services: Services
+    engine: Engine
+    sources: list[WebhookSource]
+    identities: list[Identity]  # type: ignore[type-arg]
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def app(self) -> Starlette:
+        return create_app(self.sources, self.engine, max_body_bytes=self.settings.max_body_bytes,
+                          lifespan=self._lifespan)
+
+    def start(self) -> None:
+        self.engine.launch()
+        metrics.observe_queue_depth(self.engine.queue_depth)
+        for identity in self.identities:
+            identity.start(self.stop)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.engine.shutdown()
+        for tracker in self.services.trackers.values():
+            close = getattr(tracker, "close", None)
+            if close is not None:
+                close()
+        self.services.state.close()
+
+    @asynccontextmanager
+    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(self.start)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(self.close)
+
+
+def _github(settings: Settings) -> tuple[GitHubTracker, Identity[BotIdentity]]:
+    if settings.github_app_configured:
+        auth = GitHubAuth(app_id=settings.github_app_id, private_key=settings.github_private_key_pem())
+    else:
+        auth = GitHubAuth(token=settings.github_token)
+    hint = BotIdentity(app_id=settings.github_app_id)
+    tracker = GitHubTracker(
+        auth, api_url=settings.github_api_url, identity=hint,
+        options=ClientOptions(seconds_between_writes=settings.write_spacing_s),
+        on_rate_limit_wait=metrics.RATE_LIMIT_WAIT.inc,
+    )
+    return tracker, Identity(resolve=tracker.identity, current=hint, source="github")
+
+
+def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
+    assert settings.jira_url is not None
+    tracker = JiraTracker(
+        settings.jira_url,
+        email=settings.jira_email,
+        api_token=settings.jira_api_token.get_secret_value() if settings.jira_api_token else None,
+        pat=settings.jira_pat.get_secret_value() if settings.jira_pat else None,
+        config_dir=settings.jira_config_dir,
+    )
+    return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira")
+
+
+def build(settings: Settings) -> Runtime:
+    """Everything but the launch (the app's lifespan launches it, in the process that serves)."""
+    trackers: dict[str, Tracker] = {}
+    sources: list[WebhookSource] = []
+    identities: list[Identity] = []  # type: ignore[type-arg]
+    serves_webhooks = settings.role != "worker"
+    if settings.github_enabled:
+        github, github_identity = _github(settings)
+        trackers["github"] = github
+        if serves_webhooks:
+            secret = settings.github_webhook_secret.get_secret_value() if settings.github_webhook_secret else None
+            sources.append(GitHubSource(secret=secret, identity=github_identity.get))
+            identities.append(github_identity)
+    if settings.jira_enabled:
+        jira, jira_identity = _jira(settings)
+        trackers["jira"] = jira
+        if serves_webhooks:
+            sources.append(JiraSource(
+                webhook_secret=settings.jira_webhook_secret.get_secret_value() if settings.jira_webhook_secret
+                else None,
+                automation_token=settings.jira_automation_token.get_secret_value()
+                if settings.jira_automation_token else None,
+                identity=jira_identity.get,
+            ))
+            identities.append(jira_identity)
+    state = StateStore.connect(settings.system_database_url())
+    services = Services(trackers=trackers, state=state)
+    return Runtime(settings=settings, services=services, engine=Engine(settings, services), sources=sources,
+                   identities=identities)
