@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from bot.serve_cli import add_replay_parser, add_serve_parser
 from pipeline.cache import FileCache, default_cache_dir
 from pipeline.config_loader import ConfigError, load_config, read_layer
 from pipeline.llm import LLMClient
@@ -100,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     rev.add_argument("--no-cache", action="store_true",
                      help=f"do not reuse earlier reviews (cache: {os.environ.get('REQGATE_CACHE_DIR') or default_cache_dir()})")
     rev.set_defaults(handler=run_review)
+    add_serve_parser(commands)
+    add_replay_parser(commands)
     return parser
 
 
