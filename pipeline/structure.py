@@ -105,7 +105,7 @@ def _strict(node: Any, defs: dict[str, Any]) -> Any:
 def wire_schema(dimensions: list[str]) -> dict[str, Any]:
     """The JSON Schema sent as `output_config.format.schema`; enums pin ticket types and rubric dimensions."""
     raw = _WireStructure.model_json_schema()
-    schema = _strict(raw, raw.get("$defs", {}))
+    schema: dict[str, Any] = _strict(raw, raw.get("$defs", {}))
     schema["properties"]["ticket_type"]["enum"] = [t.value for t in TicketType]
     rating = schema["properties"]["ratings"]["items"]["properties"]
     rating["dimension"]["enum"] = list(dimensions)

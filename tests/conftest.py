@@ -30,15 +30,21 @@ def fake_anthropic(fake_anthropic_server: FakeAnthropic) -> Iterator[FakeAnthrop
     fake_anthropic_server.reset()
 
 
+@pytest.fixture(scope="session")
+def _llm_default_config() -> Config:
+    return load_default_config()
+
+
 @pytest.fixture
-def fast_llm_settings() -> LLMSettings:
+def fast_llm_settings(_llm_default_config: Config) -> LLMSettings:
     """The default LLM settings with timeouts short enough for tests."""
-    return load_default_config().llm.model_copy(update={"timeout_s": 2.0, "deadline_s": 10.0, "max_retries": 2})
+    return _llm_default_config.llm.model_copy(update={"timeout_s": 2.0, "deadline_s": 10.0, "max_retries": 2})
 
 
 @pytest.fixture
-def fast_llm_config(fast_llm_settings: LLMSettings) -> Config:
-    return load_default_config().model_copy(update={"llm": fast_llm_settings})
+def fast_llm_config(_llm_default_config: Config, fast_llm_settings: LLMSettings) -> Config:
+    """The default configuration with `fast_llm_settings`."""
+    return _llm_default_config.model_copy(update={"llm": fast_llm_settings}, deep=True)
 
 
 @pytest.fixture

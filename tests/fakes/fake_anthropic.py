@@ -186,7 +186,7 @@ def _find_enum(schema: Any, prop: str) -> list[str] | None:
     if isinstance(schema, dict):
         found = (schema.get("properties") or {}).get(prop)
         if isinstance(found, dict) and isinstance(found.get("enum"), list):
-            return found["enum"]
+            return [str(value) for value in found["enum"]]
         for value in schema.values():
             result = _find_enum(value, prop)
             if result:
@@ -389,8 +389,7 @@ class FakeAnthropic:
     @property
     def url(self) -> str:
         assert self._server is not None, "start() the fake first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._host}:{self._server.server_port}"
 
     def env(self, api_key: str = "sk-ant-fake-key") -> dict[str, str]:
         """Environment for a subprocess (or monkeypatch) that should use this fake."""
