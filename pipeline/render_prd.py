@@ -45,7 +45,7 @@ def verdict_line(decision: GateDecision) -> str:
 
 def _comparable(text: str) -> str:
     """Case, whitespace and markdown emphasis do not count when looking for a required item."""
-    return " ".join(_MARKDOWN_PUNCTUATION.sub(" ", text).casefold().split()).rstrip(" .;:!")
+    return " ".join(_MARKDOWN_PUNCTUATION.sub(" ", text).casefold().split()).rstrip(" .;:!?")
 
 
 def _inline(text: str) -> str:

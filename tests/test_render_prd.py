@@ -170,5 +170,10 @@ def test_template_with_an_empty_draft_and_hostile_text() -> None:
     assert missing_items(markdown, structure, READY) == []
 
 
+def test_binding_ignores_case_emphasis_and_final_punctuation() -> None:
+    loose = GOOD.replace("- [ ] Which formats besides CSV?", "- [ ] which formats besides *CSV*")
+    assert missing_items(loose, STRUCTURE, NEEDS_INFO) == []
+
+
 def test_clean_markdown_keeps_ordinary_headings() -> None:
     assert clean_markdown("#### Notes\nkept") == "#### Notes\nkept"
