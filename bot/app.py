@@ -152,21 +152,22 @@ async def healthz(_request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def readyz_endpoint(dispatcher: Dispatcher) -> Callable[..., Any]:
+def readyz_endpoint(dispatcher: Dispatcher, details: Callable[[], dict[str, Any]]) -> Callable[..., Any]:
     async def readyz(_request: Request) -> Response:
         try:
             missing = await run_in_threadpool(dispatcher.ready)
         except Exception as exc:  # noqa: BLE001 - any failure means not ready
             missing = f"readiness check failed: {type(exc).__name__}"
         if missing:
-            return JSONResponse({"status": "not ready", "reason": missing}, status_code=503)
-        return JSONResponse({"status": "ready"})
+            return JSONResponse({"status": "not ready", "reason": missing, **details()}, status_code=503)
+        return JSONResponse({"status": "ready", **details()})
 
     return readyz
 
 
 async def metrics_endpoint(_request: Request) -> Response:
-    payload, content_type = metrics.exposition()
+    # The queue-depth gauge reads the database: not on the event loop.
+    payload, content_type = await run_in_threadpool(metrics.exposition)
     return Response(payload, media_type=content_type)
 
 
@@ -176,14 +177,16 @@ def create_app(
     *,
     max_body_bytes: int,
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
+    details: Callable[[], dict[str, Any]] = dict,
 ) -> Starlette:
+    """`details` adds informational fields to /readyz (e.g. whether the bot's identity is known yet)."""
     routes = [
         Route(f"/webhooks/{source.name}", webhook_endpoint(source, dispatcher, max_body_bytes), methods=["POST"])
         for source in sources
     ]
     routes += [
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz_endpoint(dispatcher), methods=["GET"]),
+        Route("/readyz", readyz_endpoint(dispatcher, details), methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)

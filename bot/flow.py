@@ -229,8 +229,10 @@ def _fail(
 ) -> Outcome:
     log.error("delivery_failed", step=failure.step, error=failure.error)
     body = error_comment(
-        f"{trigger.source.capitalize()} could not be reached",
-        [f"The step `{failure.step}` failed after retries: {failure.error}"],
+        "the review could not be completed",
+        [f"The step `{failure.step}` failed after retries: {failure.error}",
+         f"When {trigger.source.capitalize()} is unreachable or refuses a request, the cause is on its side "
+         "and a later recheck succeeds; otherwise the bot's operator can find this run id in the logs."],
         run_id=trigger.workflow_id, retry_hint=RETRY_HINT,
     )
     comment_id = _publish_error(trigger, tracker, services, step, config, body)

@@ -82,7 +82,7 @@ def io(step: StepRunner, name: str, fn: Callable[[], T], *, idempotent: bool = T
                 return {"value": fn()}
             except Exception as exc:  # noqa: BLE001 - any adapter or library error is a failed step
                 error = f"{type(exc).__name__}: {scrub_text(str(exc))[:300]}"
-                if not pauses:
+                if not pauses or _permanent(exc):
                     log.warning("step_failed", step=name, error=error)
                     return {"error": error}
                 pause = pauses.pop(0)
@@ -93,6 +93,17 @@ def io(step: StepRunner, name: str, fn: Callable[[], T], *, idempotent: bool = T
     if "error" in recorded:
         raise StepFailed(name, recorded["error"])
     return recorded["value"]
+
+
+# Errors of our own code or of the data: asking again gets the same answer.
+_PERMANENT = (NameError, TypeError, AttributeError, LookupError, ValueError, AssertionError)
+
+
+def _permanent(exc: Exception) -> bool:
+    """A 4xx other than the "try later" ones, or a bug: not worth a second attempt."""
+    status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
+    refused = isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 425, 429)
+    return refused or isinstance(exc, _PERMANENT)
 
 
 def load_config(step: StepRunner, tracker: Tracker, trigger: Trigger) -> LoadedConfig | ConfigError:

@@ -6,7 +6,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -73,7 +73,11 @@ class Runtime:
 
     def app(self) -> Starlette:
         return create_app(self.sources, self.engine, max_body_bytes=self.settings.max_body_bytes,
-                          lifespan=self._lifespan)
+                          lifespan=self._lifespan, details=self._details)
+
+    def _details(self) -> dict[str, Any]:
+        # Informational, not a readiness condition: until the identity is known a fallback is used.
+        return {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
 
     def start(self) -> None:
         self.engine.launch()

@@ -245,7 +245,7 @@ def test_tracker_failure_sets_the_error_label_best_effort(engine: tuple[Engine, 
     assert outcome.status == "error" and "unreachable" in (outcome.detail or "")
     assert tracker.labels["1"] == {"reqgate:error"}
     (body,) = tracker.comments.values()
-    assert "could not be reached" in body and "/reqgate recheck" in body
+    assert "could not be completed" in body and "/reqgate recheck" in body
 
 
 def test_null_body_is_a_needs_info_review(engine: tuple[Engine, MemoryTracker]) -> None:
