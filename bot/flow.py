@@ -231,8 +231,8 @@ def _fail(
     body = error_comment(
         "the review could not be completed",
         [f"The step `{failure.step}` failed after retries: {failure.error}",
-         f"When {trigger.source.capitalize()} is unreachable or refuses a request, the cause is on its side "
-         "and a later recheck succeeds; otherwise the bot's operator can find this run id in the logs."],
+         (f"When {trigger.source.capitalize()} is unreachable or refuses a request, the cause is on its side "
+          "and a later recheck succeeds; otherwise the bot's operator can find this run id in the logs.")],
         run_id=trigger.workflow_id, retry_hint=RETRY_HINT,
     )
     comment_id = _publish_error(trigger, tracker, services, step, config, body)
