@@ -14,7 +14,7 @@ from pipeline.guardrail.detect import KIND_BY_NAME, detect
 from pipeline.schemas import RequirementPacket
 
 CORPUS = Path(__file__).parent / "corpus" / "guardrail"
-_MARK = re.compile(r"⟦([a-z_]+)\|(.*?)⟧", re.S)
+_MARK = re.compile(r"⟦([a-z_]+)\|(.*?)⟧", re.DOTALL)
 
 
 def _unmark(line: str) -> tuple[str, list[tuple[int, int, str]]]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -45,7 +47,9 @@ KINDS: tuple[Kind, ...] = (
 KIND_BY_NAME = {kind.name: kind for kind in KINDS}
 _PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}
 
-_URL = re.compile(r"(?i)(?<![\w+.-])[a-z][a-z0-9+.-]{0,20}://[^\s<>\"'`]+|(?<![\w.-])www\.[^\s<>\"'`]+")
+# Two patterns, each led by a literal, scan far faster than one alternation.
+_URL_PATTERNS = (re.compile(r"://[^\s<>\"'`]+"), re.compile(r"www\.(?<![\w.-]www\.)[^\s<>\"'`]+"))
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,27 @@ class Hit:
 
 
 def _inside(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
-    return any(s <= start and end <= e for s, e in ranges)
+    """Whether `[start, end)` lies within one of the sorted, disjoint `ranges`."""
+    index = bisect_right(ranges, (start, math.inf)) - 1
+    return index >= 0 and ranges[index][0] <= start and end <= ranges[index][1]
+
+
+def _url_ranges(text: str) -> list[tuple[int, int]]:
+    """Spans of URLs, each found from its "://" (or "www.") and extended back over its scheme."""
+    ranges = []
+    for pattern in _URL_PATTERNS:
+        for match in pattern.finditer(text):
+            start = match.start()
+            while start > 0 and match.start() - start < 32 and text[start - 1].lower() in _SCHEME_CHARS:
+                start -= 1
+            ranges.append((start, match.end()))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def detect(text: str, kinds: Collection[str]) -> list[Hit]:
@@ -76,7 +100,7 @@ def detect(text: str, kinds: Collection[str]) -> list[Hit]:
                 continue
             if kind.outside_urls:
                 if urls is None:
-                    urls = [m.span() for m in _URL.finditer(text)]
+                    urls = _url_ranges(text)
                 if _inside(start, end, urls):
                     continue
             candidates.append(Hit(start, end, kind.name))

@@ -17,8 +17,11 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     """
     compiled = []
     for pattern in patterns:
+        # The normalised view is lower case already; IGNORECASE is only needed for a pattern that spells a
+        # capital (or an escape such as \S), and it costs a fourfold slower scan.
+        flags = re.IGNORECASE if any(c.isupper() for c in pattern) else 0
         try:
-            compiled.append(re.compile(pattern, re.IGNORECASE))
+            compiled.append(re.compile(pattern, flags))
         except (re.error, OverflowError, RecursionError):
             continue
     return tuple(compiled)

@@ -1,4 +1,5 @@
-"""A matching view of ticket text that look-alike tricks cannot dodge, with a map back to original offsets.
+"""A lower-case matching view of ticket text that look-alike tricks cannot dodge, with a map back to
+original offsets.
 
 Injection patterns are matched on this view so that "ｉｇｎｏｒｅ", "іgnоrе" (Cyrillic), "ig\u200bnore" and
 "ignore   \n previous" all read as "ignore previous", while findings still quote the ticket verbatim.
@@ -7,6 +8,7 @@ Injection patterns are matched on this view so that "ｉｇｎｏｒｅ", "іgn�
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -37,8 +39,23 @@ _CONFUSABLES = str.maketrans({
 _INVISIBLE = frozenset("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
 
 # Printable ASCII needs no work except runs of spaces; every other run (control characters, line breaks,
-# anything non-ASCII, with the spaces around it) is folded one character at a time.
-_SPECIAL = re.compile(r"(?: ?[^\x20-\x7e]|  )[^\x21-\x7e]*")
+# anything non-ASCII, with the spaces after it) is folded one character at a time. Two patterns rather
+# than one alternation: a pattern that starts with one character class lets the engine skip ahead.
+_SPECIAL = re.compile(r"[^\x20-\x7e][^\x21-\x7e]*")
+_SPACES = re.compile(r"  +")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# What `_fold` does to ASCII, as a table: lower case, and every space character to " ".
+_ASCII_FOLD = str.maketrans(string.ascii_uppercase + "\t\n\v\f\r\x1c\x1d\x1e\x1f",
+                            string.ascii_lowercase + " " * 9)
+
+
+@lru_cache(maxsize=2)  # the title and the body being screened, each read by several finders
+def lower_aligned(text: str) -> str:
+    """`text` in lower case with every offset kept, for matching lower-case patterns (much faster than
+    IGNORECASE ones). `str.lower` is used when it keeps the length: it never removes a character, so
+    then no character expanded either (it does expand a few, such as "İ" -> "i̇")."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 @lru_cache(maxsize=8192)
@@ -54,6 +71,29 @@ def _fold(char: str) -> str:
     return folded.translate(_CONFUSABLES)
 
 
+class _Table(dict[int, str | None]):
+    """A `str.translate` table filled on first use, so a run of text is folded in C, not char by char."""
+
+    _LIMIT = 1 << 16  # beyond this many distinct characters, stop caching rather than grow without bound
+
+    def __init__(self, odd_only: bool) -> None:
+        super().__init__()
+        self._odd_only = odd_only
+
+    def __missing__(self, code: int) -> str | None:
+        char = chr(code)
+        folded = _fold(char)
+        # The "odd" table keeps only characters that do not fold to exactly one character.
+        value = (None if len(folded) == 1 else char) if self._odd_only else folded
+        if len(self) < self._LIMIT:
+            self[code] = value
+        return value
+
+
+_FOLD_TABLE = _Table(odd_only=False)
+_ODD_TABLE = _Table(odd_only=True)
+
+
 @dataclass(frozen=True)
 class NormalizedText:
     """`text` plus, per output segment, where it starts in `text` and which original slice produced it."""
@@ -62,49 +102,105 @@ class NormalizedText:
     norm_starts: tuple[int, ...]
     orig_starts: tuple[int, ...]
     orig_ends: tuple[int, ...]
-    # A verbatim segment was copied unchanged, so offsets inside it map one to one.
-    verbatim: tuple[bool, ...]
+    # A one-to-one segment has one output character per original character, so offsets inside it map
+    # directly; any other segment maps as a whole.
+    one_to_one: tuple[bool, ...]
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
         """Original offsets of the normalised slice `[start, end)` (non-empty)."""
         i = bisect_right(self.norm_starts, start) - 1
         j = bisect_right(self.norm_starts, end - 1) - 1
-        orig_start = self.orig_starts[i] + (start - self.norm_starts[i]) if self.verbatim[i] else self.orig_starts[i]
-        orig_end = self.orig_starts[j] + (end - self.norm_starts[j]) if self.verbatim[j] else self.orig_ends[j]
+        orig_start = self.orig_starts[i] + (start - self.norm_starts[i]) if self.one_to_one[i] else self.orig_starts[i]
+        orig_end = self.orig_starts[j] + (end - self.norm_starts[j]) if self.one_to_one[j] else self.orig_ends[j]
         return orig_start, orig_end
 
 
-def normalize(text: str) -> NormalizedText:
-    parts: list[str] = []
-    norm_starts: list[int] = []
-    orig_starts: list[int] = []
-    orig_ends: list[int] = []
-    verbatim: list[bool] = []
-    size = 0
-    last_space = True  # leading whitespace is dropped as if a space had just been written
+def _runs(text: str) -> list[tuple[int, int]]:
+    """Sorted, disjoint spans of the text that need folding."""
+    spans = sorted([m.span() for m in _SPECIAL.finditer(text)] + [m.span() for m in _SPACES.finditer(text)])
+    runs: list[tuple[int, int]] = []
+    for start, end in spans:
+        if runs and start <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(end, runs[-1][1]))
+        else:
+            runs.append((start, end))
+    return runs
 
-    def emit(piece: str, orig_start: int, orig_end: int, copied: bool) -> None:
-        nonlocal size, last_space
-        parts.append(piece)
-        norm_starts.append(size)
-        orig_starts.append(orig_start)
-        orig_ends.append(orig_end)
-        verbatim.append(copied)
-        size += len(piece)
-        last_space = piece.endswith(" ")
 
-    position = 0
-    for run in _SPECIAL.finditer(text):
-        if run.start() > position:
-            emit(text[position:run.start()], position, run.start(), True)
-        for offset, char in enumerate(run.group(), run.start()):
+class _Builder:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.norm_starts: list[int] = []
+        self.orig_starts: list[int] = []
+        self.orig_ends: list[int] = []
+        self.one_to_one: list[bool] = []
+        self.size = 0
+        self.last_space = True  # leading whitespace is dropped as if a space had just been written
+
+    def emit(self, piece: str, orig_start: int, orig_end: int, one_to_one: bool) -> None:
+        self.parts.append(piece)
+        if one_to_one and self.one_to_one and self.one_to_one[-1] and self.orig_ends[-1] == orig_start:
+            self.orig_ends[-1] = orig_end  # continues the previous segment
+            self.size += len(piece)
+            self.last_space = piece.endswith(" ")
+            return
+        self.norm_starts.append(self.size)
+        self.orig_starts.append(orig_start)
+        self.orig_ends.append(orig_end)
+        self.one_to_one.append(one_to_one)
+        self.size += len(piece)
+        self.last_space = piece.endswith(" ")
+
+    def emit_aligned(self, folded: str, orig_start: int) -> None:
+        """Emit text whose characters stand one for one at `orig_start...`, collapsing runs of spaces."""
+        position = 0
+        for spaces in _SPACES.finditer(folded):
+            self._emit_words(folded[position:spaces.start()], orig_start + position)
+            if not self.last_space:
+                self.emit(" ", orig_start + spaces.start(), orig_start + spaces.end(), False)
+            position = spaces.end()
+        self._emit_words(folded[position:], orig_start + position)
+
+    def _emit_words(self, piece: str, orig_start: int) -> None:
+        if piece.startswith(" ") and self.last_space:
+            piece, orig_start = piece[1:], orig_start + 1
+        if piece:
+            self.emit(piece, orig_start, orig_start + len(piece), True)
+
+    def emit_each(self, run: str, orig_start: int) -> None:
+        """Emit a run holding characters that vanish or expand, folding one character at a time."""
+        for offset, char in enumerate(run, orig_start):
             piece = _fold(char)
-            if piece == " " and last_space:
+            if piece == " " and self.last_space:
                 continue
             if piece:
-                emit(piece, offset, offset + 1, False)
-        position = run.end()
+                self.emit(piece, offset, offset + 1, False)
+
+    def build(self) -> NormalizedText:
+        return NormalizedText("".join(self.parts), tuple(self.norm_starts), tuple(self.orig_starts),
+                              tuple(self.orig_ends), tuple(self.one_to_one))
+
+
+def normalize(text: str) -> NormalizedText:
+    out = _Builder()
+    # Most text folds one character for one character: then a single C-level translate does it all,
+    # and only collapsed spaces need their own segments.
+    if text.isascii():
+        out.emit_aligned(text.translate(_ASCII_FOLD), 0)
+        return out.build()
+    if not text.translate(_ODD_TABLE):
+        out.emit_aligned(text.translate(_FOLD_TABLE), 0)
+        return out.build()
+    position = 0
+    for run_start, run_end in _runs(text):
+        if run_start > position:
+            out.emit_aligned(text[position:run_start].translate(_ASCII_LOWER), position)
+        run = text[run_start:run_end]
+        if run.translate(_ODD_TABLE):
+            out.emit_each(run, run_start)
+        else:
+            out.emit_aligned(run.translate(_FOLD_TABLE), run_start)
+        position = run_end
     if position < len(text):
-        emit(text[position:], position, len(text), True)
-    return NormalizedText("".join(parts), tuple(norm_starts), tuple(orig_starts), tuple(orig_ends),
-                          tuple(verbatim))
+        out.emit_aligned(text[position:].translate(_ASCII_LOWER), position)
+    return out.build()
