@@ -7,6 +7,11 @@ shared secret in a header the rule sends. Nothing else is accepted.
 Payload shapes differ between Cloud and Server / Data Center: Cloud comment events carry a reduced issue,
 Server comment events may carry no issue at all (the issue id is only inside `comment.self`), and legacy
 `jira:issue_updated` events with `issue_event_type_name: issue_commented` carry the comment.
+
+Automation's built-in bodies ("Issue data") name no event, so an Automation rule sends custom data in the
+webhook shape, at least: `{"webhookEvent": "jira:issue_created", "timestamp": {{now.asMillis}},
+"issue": {"id": "{{issue.id}}", "key": "{{issue.key}}"}}`; for comments also `"comment": {"id": ...,
+"body": ..., "author": {"accountId": ...}}` with `"webhookEvent": "comment_created"`.
 """
 
 from __future__ import annotations
