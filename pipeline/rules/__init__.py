@@ -24,6 +24,7 @@ from pipeline.rules import (
 from pipeline.rules.classify import guess_type
 from pipeline.rules.document import Document
 from pipeline.rules.story import ParsedStory, parse_story
+from pipeline.rules.text import Ranges
 from pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
 
 __all__ = ["CHECKS", "Check", "ParsedStory", "guess_type", "parse_story", "run_rules"]
@@ -54,7 +55,8 @@ _SEVERITY: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
 def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config) -> list[Finding]:
     """Findings of every enabled check on `packet.text`, sorted by span start (findings without a span last).
 
-    Where several checks quote exactly the same words, only the most severe (then the earliest) is kept.
+    Where several checks quote exactly the same words, only the most severe (then the earliest) is kept;
+    words inside an unfilled placeholder ("<some goal>") are template text, not the author's wording.
     """
     modes: dict[str, Mode] = {}
     for check in CHECKS:
@@ -76,5 +78,9 @@ def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config
             kept = best.get(key)
             if kept is None or _SEVERITY[finding.mode] > _SEVERITY[kept.mode]:
                 best[key] = finding
-    spanned = sorted(best.values(), key=lambda f: (f.span.start, f.span.end) if f.span else (0, 0))
+    slots = Ranges([(f.span.start, f.span.end) for f in best.values()
+                    if f.span is not None and f.check_id == placeholder.CHECK_ID])
+    spanned = [f for f in best.values() if f.span is not None
+               and (f.check_id == placeholder.CHECK_ID or not slots.contains(f.span.start, f.span.end))]
+    spanned.sort(key=lambda f: (f.span.start, f.span.end) if f.span else (0, 0))
     return spanned + unspanned

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rules import unmeasurable, vague
-from pipeline.rules.document import Document, words
+from pipeline.rules.document import Document, lexicon, words
 from pipeline.rules.sections import sections
 from pipeline.schemas import Finding
 
@@ -21,11 +21,13 @@ _AC_HEADING = re.compile(
 )
 _GHERKIN_RE = re.compile(r"^[ \t>*_\-+•\d.)]*(?:\[[ xX]\][ \t]*)?[*_]*(?:given|when|then|and|but|scenario)\b"
                          r"[^\n]*$", re.IGNORECASE | re.MULTILINE)
+_ITEM_RE = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)]|\[[ xX]\]|(?i:given|when|then|and|but)\b)")
 _THEN_RE = re.compile(r"\bthen\b", re.IGNORECASE)
 _CHECKLIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[[ xX]\][^\n]*$", re.MULTILINE)
 _WEAK = words(r"should(?: not|n['’]t)?", r"may", r"might", r"could", r"would", r"possibly", r"ideally",
               r"optionally", r"hopefully", r"try to", r"attempt to", r"where possible")
 _WEAK_SUGGESTION = "State the observable result: 'the export contains every row', not 'should export'."
+_WEAK_LEXICON = lexicon([(_WEAK, _WEAK_SUGGESTION)])
 _MISSING_SUGGESTION = (
     "Add an 'Acceptance criteria' section with checkable items, e.g. '- [ ] Given a signed-in manager, when "
     "they export the stock list, then a CSV with every item and its quantity downloads within 5 s.'"
@@ -39,9 +41,15 @@ def _items(doc: Document) -> tuple[list[tuple[int, int]], bool]:
     found = sections(text, doc.headings, _AC_HEADING)
     for section in found:
         pos = section.content_start
+        after_blank = False
         for line in text[section.content_start:section.content_end].split("\n"):
-            if line.strip():
+            if not line.strip():
+                after_blank = True
+            elif after_blank and items and not _ITEM_RE.match(line):
+                break  # a new paragraph after the list is prose, not a criterion
+            else:
                 items.append((pos, pos + len(line)))
+                after_blank = False
             pos += len(line) + 1
     gherkin = list(_GHERKIN_RE.finditer(text))
     if any(_THEN_RE.search(m.group(0)) for m in gherkin):
@@ -57,10 +65,10 @@ def find(doc: Document) -> list[Finding]:
         return [doc.finding(MISSING, message, _MISSING_SUGGESTION)]
     findings: list[Finding] = []
     for start, end in items:
-        findings += doc.term_findings(UNTESTABLE, [(_WEAK, _WEAK_SUGGESTION)], start, end,
+        findings += doc.term_findings(UNTESTABLE, _WEAK_LEXICON, start, end,
                                       "'{quote}' makes the criterion optional")
-        findings += doc.term_findings(UNTESTABLE, vague.TERMS, start, end, "'{quote}' cannot be tested")
+        findings += doc.term_findings(UNTESTABLE, vague.LEXICON, start, end, "'{quote}' cannot be tested")
         if not unmeasurable.measured(doc.masked, start, end):
-            findings += doc.term_findings(UNTESTABLE, unmeasurable.TERMS, start, end,
+            findings += doc.term_findings(UNTESTABLE, unmeasurable.LEXICON, start, end,
                                           "'{quote}' cannot be tested without a number")
     return findings

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rules.document import Document
+from pipeline.rules.text import Ranges
 from pipeline.rules.verbs import VERBS, is_action
 from pipeline.schemas import Finding
 
@@ -33,10 +34,10 @@ def find(doc: Document) -> list[Finding]:
         return []
     text = doc.masked
     want_start, want_end = story.want.start, story.want.end
-    pairs = [(m.start(), m.end()) for m in _BINOMIALS.finditer(text, want_start, want_end)]
+    pairs = Ranges([(m.start(), m.end()) for m in _BINOMIALS.finditer(text, want_start, want_end)])
     findings: list[Finding] = []
     for conj in _CONJ_RE.finditer(text, want_start, want_end):
-        if any(s <= conj.start() < e for s, e in pairs):
+        if pairs.contains(conj.start(), conj.end()):
             continue
         if text.startswith("/", conj.end()) or text[max(0, conj.start() - 1)] == "/":
             continue  # "and/or" is wording.vague's

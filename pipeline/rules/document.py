@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.rules.sections import Heading, headings
@@ -12,6 +14,23 @@ from pipeline.rules.text import Sentences, mask
 from pipeline.schemas import Finding, Mode, Span, TicketType
 
 Term = tuple[re.Pattern[str], str]
+_WORD_START = r"(?<![\w-])"
+
+
+@dataclass(frozen=True, eq=False)
+class Lexicon:
+    """Word lists, each with its suggestion, compiled into one pattern so a text is scanned once."""
+
+    pattern: re.Pattern[str]
+    suggestions: tuple[str, ...]
+
+
+def lexicon(terms: list[Term]) -> Lexicon:
+    # One shared word-start test instead of one per list: the scan is the rules' hot loop.
+    joined = "|".join(f"(?P<t{i}>{pattern.pattern.removeprefix(_WORD_START)})"
+                      for i, (pattern, _) in enumerate(terms))
+    return Lexicon(re.compile(f"{_WORD_START}(?:{joined})", re.IGNORECASE),
+                   tuple(suggestion for _, suggestion in terms))
 
 
 class Document:
@@ -22,6 +41,7 @@ class Document:
         self.text = text
         self.ticket_type = ticket_type
         self._modes = modes or {}
+        self._hits: dict[int, tuple[list[int], list[tuple[int, int, str]]]] = {}
 
     @cached_property
     def masked(self) -> str:
@@ -56,16 +76,37 @@ class Document:
         return Finding(check_id=check_id, mode=self._modes.get(check_id, "warn"), message=message,
                        span=span, suggestion=suggestion)
 
-    def term_findings(self, check_id: str, terms: Iterable[Term], start: int, end: int,
+    def term_findings(self, check_id: str, terms: Lexicon, start: int, end: int,
                       message: str) -> list[Finding]:
-        """One finding per lexicon hit in masked[start:end]; `message` is formatted with the quote."""
+        """One finding per lexicon hit inside masked[start:end]; `message` is formatted with the quote."""
+        starts, hits = self._lexicon_hits(terms)
         found: list[Finding] = []
-        for pattern, suggestion in terms:
-            for m in pattern.finditer(self.masked, start, end):
-                quote = self.text[m.start():m.end()]
+        for i in range(bisect.bisect_left(starts, start), len(hits)):
+            hit_start, hit_end, suggestion = hits[i]
+            if hit_start >= end:
+                break
+            if hit_end <= end:
+                quote = self.text[hit_start:hit_end]
                 found.append(self.finding(check_id, message.format(quote=quote), suggestion,
-                                          m.start(), m.end()))
+                                          hit_start, hit_end))
         return found
+
+    def scan(self, check_id: str, pattern: re.Pattern[str], start: int, end: int, message: str,
+             suggestion: str) -> list[Finding]:
+        """One finding per match of `pattern` in masked[start:end], for short ranges scanned once."""
+        return [self.finding(check_id, message.format(quote=self.text[m.start():m.end()]), suggestion,
+                             m.start(), m.end())
+                for m in pattern.finditer(self.masked, start, end) if m.end() > m.start()]
+
+    def _lexicon_hits(self, terms: Lexicon) -> tuple[list[int], list[tuple[int, int, str]]]:
+        """Every hit of a lexicon in the whole masked text, found once and shared by all checks."""
+        cached = self._hits.get(id(terms))
+        if cached is None:
+            hits = [(m.start(), m.end(), terms.suggestions[int(m.lastgroup[1:])])
+                    for m in terms.pattern.finditer(self.masked) if m.lastgroup and m.end() > m.start()]
+            cached = ([h[0] for h in hits], hits)
+            self._hits[id(terms)] = cached
+        return cached
 
 
 def words(*alternatives: str, prefix: bool = False) -> re.Pattern[str]:
@@ -74,4 +115,4 @@ def words(*alternatives: str, prefix: bool = False) -> re.Pattern[str]:
     With `prefix`, a phrase may also open a hyphenated compound ("AI-powered", "CNN-based").
     """
     after = r"(?![\w])" if prefix else r"(?![\w-])"
-    return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + ")" + after, re.IGNORECASE)
+    return re.compile(_WORD_START + "(?:" + "|".join(alternatives) + ")" + after, re.IGNORECASE)

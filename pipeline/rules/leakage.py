@@ -55,11 +55,11 @@ def find(doc: Document) -> list[Finding]:
     if not doc.story_like or story is None or story.want is None:
         return []
     want = story.want
-    findings = doc.term_findings(CHECK_ID, [(_UI, _SUGGESTION.format(kind="interface"))],
-                                 want.start, want.end,
-                                 "'{quote}' is interface design, not a need")
-    findings += doc.term_findings(CHECK_ID, [(_TECH, _SUGGESTION.format(kind="technology"))], want.start,
-                                  want.end, "'{quote}' names a technology, not a need")
-    findings += doc.term_findings(CHECK_ID, [(_BUILD, _BUILD_SUGGESTION)], want.start, want.end,
-                                  "'{quote}' describes building the solution, not the need")
-    return findings
+    return [
+        *doc.scan(CHECK_ID, _UI, want.start, want.end, "'{quote}' is interface design, not a need",
+                  _SUGGESTION.format(kind="interface")),
+        *doc.scan(CHECK_ID, _TECH, want.start, want.end, "'{quote}' names a technology, not a need",
+                  _SUGGESTION.format(kind="technology")),
+        *doc.scan(CHECK_ID, _BUILD, want.start, want.end,
+                  "'{quote}' describes building the solution, not the need", _BUILD_SUGGESTION),
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.rules.document import Document, words
-from pipeline.rules.text import sentence_end_before, trim
+from pipeline.rules.text import Ranges, sentence_end_before, trim
 from pipeline.schemas import Finding
 
 CHECK_ID = "story.minimal"
@@ -28,11 +28,12 @@ def find(doc: Document) -> list[Finding]:
     line_end = len(text) if line_end < 0 else line_end
     findings: list[Finding] = []
     brackets = [(m.start(), m.end()) for m in _BRACKETS_RE.finditer(text, start, line_end)]
+    in_brackets = Ranges(brackets)
     for s, e in brackets:
         findings.append(doc.finding(CHECK_ID, f"'{_short(doc.text[s:e])}' adds detail in brackets",
                                     _SUGGESTION.format(what="the bracketed detail"), s, e))
     for m in _EXAMPLE.finditer(text, start, line_end):
-        if any(s <= m.start() < e for s, e in brackets):
+        if in_brackets.contains(m.start(), m.end()):
             continue  # "(e.g. weekly)" is one finding
         findings.append(doc.finding(CHECK_ID, f"'{doc.text[m.start():m.end()]}' adds examples to the story",
                                     _SUGGESTION.format(what="the examples"), m.start(), m.end()))

@@ -12,6 +12,7 @@ CHECK_ID = "template.placeholder"
 _SUGGESTION = "Replace it with the real content, or delete it if it does not apply."
 
 _MARKER_RE = re.compile(
+    r"(?=[TtFfXxLl?'\"‘“])(?:"  # every marker starts with one of these: skip other positions fast
     r"(?<![\w-])(?i:TBD|TBC|TBA|to be (?:decided|determined|defined|confirmed))(?![\w-])"
     # Upper-case only, and not the product feature ("TODO list", "todo app").
     r"|(?<![\w-])(?:TODO|FIXME|XXX+)(?![\w-])(?!\s+(?i:lists?|apps?|items?|application)\b)"
@@ -20,18 +21,18 @@ _MARKER_RE = re.compile(
     r"|(?i:lorem\s+ipsum)"
     r"|(?<![\w.])[xX](?:\.[xX]){1,3}(?![\w.])"  # version "x.x.x"
     r"|(?<![\w/])X/Y(?:/Z)?(?![\w/])"
-    r"|['\"‘“](?:\.{3,}|…)['\"’”]"  # GitHub's "Go to '...'"
-    r"|(?<=:)[ \t]*(?:\.{3,}|…)[ \t]*$",  # a label whose value is only an ellipsis
+    r"|['\"‘“](?:\.{3,}|…)['\"’”])",  # GitHub's "Go to '...'"
     re.MULTILINE,
 )
+_ELLIPSIS_VALUE_RE = re.compile(r":[ \t]*(\.{3,}|…)[ \t]*$", re.MULTILINE)  # "Version: ..."
 # Sentences of GitHub's and Jira's default issue templates that are meant to be overwritten.
 _TEMPLATE_TEXT_RE = re.compile(
-    r"a clear and concise description of [^.\n]*"
+    r"(?<!\w)(?:a clear and concise description of [^.\n]*"
     r"|add any other context (?:about the problem|or screenshots about the feature request) here"
     r"|if applicable, add screenshots to help explain your problem"
     r"|describe (?:the bug|your (?:issue|problem|feature|request)) here"
     r"|(?:write|describe|enter|type|insert|add|put) (?:your|the|a) [\w ]{1,40} here"
-    r"|your (?:text|description|story|answer) here",
+    r"|your (?:text|description|story|answer) here)",
     re.IGNORECASE,
 )
 _ANGLE_RE = re.compile(r"(?<![\w<])<([A-Za-z][^<>\n]{0,60})>")
@@ -86,6 +87,7 @@ def find(doc: Document) -> list[Finding]:
     hits: list[tuple[int, int]] = []
     hits += [(m.start(), m.end()) for m in _MARKER_RE.finditer(text) if m.end() > m.start()]
     hits += [(m.start(), m.end()) for m in _TEMPLATE_TEXT_RE.finditer(text)]
+    hits += [(m.start(1), m.end(1)) for m in _ELLIPSIS_VALUE_RE.finditer(text)]
     hits += [(m.start(), m.end()) for m in _ANGLE_RE.finditer(text) if _angle_is_slot(m.group(1))]
     hits += [(m.start(), m.end()) for m in _SQUARE_RE.finditer(text) if _square_is_slot(m.group(1))]
     hits += _story_slots(doc)

@@ -17,7 +17,7 @@ _SUBJECT = r"(?:I|we)"
 _WANT_RE = re.compile(
     rf"\b{_SUBJECT}\s*(?:"
     r"['’]d\s+(?:like|love|want|prefer)"
-    r"|\s(?:really\s+|also\s+|only\s+|just\s+|would\s+|then\s+|do\s+not\s+|don['’]t\s+|never\s+)?"
+    r"|\s(?:really\s+|also\s+|only\s+|just\s+|would\s+|then\s+|(?P<neg>do\s+not\s+|don['’]t\s+|never\s+))?"
     r"(?:want|wanna|wish|need|require|expect|would\s+(?:like|love|want|prefer))"
     r"|\s(?:can|could)(?!['’]t|not)"
     r"|\s(?:am|['’]m|are|['’]re)\s+(?:able\s+to|interested\s+in|looking\s+(?:for|to))"
@@ -35,7 +35,7 @@ _NOT_A_ROLE = re.compile(
     r"expected|before|above|below|shown|follows|needed|required|possible)\b",
     re.IGNORECASE,
 )
-_LEAD_IN_RE = re.compile(r"\s*(?:(?:to|that)\s+)?(?:be\s+able\s+to\s+)?", re.IGNORECASE)
+_LEAD_IN_RE = re.compile(r"[\s*_]*(?:(?:to|that)\s+)?(?:be\s+able\s+to\s+)?", re.IGNORECASE)
 # A benefit opens with "so that", "in order to", "so as to", "because", or a bare "so" before a clause
 # ("so I can", "so patrons are able"), never the intensifier ("so many", "so far").
 _BENEFIT_RE = re.compile(
@@ -121,7 +121,9 @@ def parse_story(text: str) -> ParsedStory | None:
     para = _PARAGRAPH_END_RE.search(text, marker.end())
     limit = min(para.start() if para else len(text), marker.end() + _MAX_STORY_CHARS)
 
-    want_start = _LEAD_IN_RE.match(text, marker.end()).end()  # type: ignore[union-attr]
+    # A negated want keeps its negation: "don't want to see ads" is not "see ads".
+    lead_in = _LEAD_IN_RE.match(text, marker.end())
+    want_start = marker.start("neg") if marker.group("neg") else lead_in.end() if lead_in else marker.end()
     benefit_m = _BENEFIT_RE.search(text, want_start, limit)
     stop = sentence_end_before(text, want_start, limit)
     if stop is None:

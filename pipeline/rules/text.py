@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import codecs
 import re
 
 # Code, URLs and HTML comments are not prose: placeholders or vague words inside them are not the PM's
@@ -13,17 +14,18 @@ _MASK_RE = re.compile(
     r"|\{(code|noformat)(?::[^}\n]*)?\}.*?(?:\{\1\}|\Z)"  # Jira wiki code blocks
     r"|<!--.*?(?:-->|\Z)"  # issue-template comments are hidden from readers
     r"|`[^`\n]+`"  # inline code
-    r"|\b(?:https?|ftp|file)://[^\s<>\"')\]]+"
-    r"|\bwww\.[^\s<>\"')\]]+",
+    r"|\b(?:https?|ftp|file)://[^\s\"')\]]+"  # "<id>" slots in a URL are part of the URL
+    r"|\bwww\.[^\s\"')\]]+",
     re.DOTALL | re.IGNORECASE,
 )
 
 # A sentence ends at ".", "!" or "?" followed by space or end, or at a line break. Abbreviations that
 # carry a period do not end one.
 _SENTENCE_END_RE = re.compile(
+    r"(?=[.!?\n])(?:"  # fail fast on the other characters before the look-behinds run
     r"(?<!\b[eE]\.[gG])(?<!\b[iI]\.[eE])(?<!\betc)(?<!\bvs)(?<!\bapprox)(?<!\bcf)(?<!\bMr)(?<!\bDr)"
     r"[.!?]+(?=\s|$)"
-    r"|\n"
+    r"|\n)"
 )
 
 _MASK_MARKERS = ("`", "://", "www.", "{", "<!--", "~~~")
@@ -31,9 +33,10 @@ _TRIM_CHARS = " \t\r\n\f\v\u00a0\ufeff*_`,;:-–—•>"
 
 
 def decode_bytes(data: bytes) -> str:
-    """Decode a backlog file: UTF-8 (a BOM is dropped), else cp1252, which maps almost every byte."""
+    """Decode a backlog file: UTF-8, else cp1252, which maps almost every byte; a leading BOM is dropped."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace")
 
@@ -73,6 +76,18 @@ class Sentences:
         """Offset just past the first sentence end at or after `pos` (the text length if none)."""
         i = bisect.bisect_right(self._ends, pos)
         return self._ends[i] if i < len(self._ends) else self._text_len
+
+
+class Ranges:
+    """Non-overlapping [start, end) ranges with a logarithmic containment test."""
+
+    def __init__(self, ranges: list[tuple[int, int]]):
+        self._ranges = sorted(ranges)
+        self._starts = [start for start, _ in self._ranges]
+
+    def contains(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start) - 1
+        return i >= 0 and self._ranges[i][1] >= end
 
 
 def sentence_end_before(text: str, start: int, limit: int) -> int | None:

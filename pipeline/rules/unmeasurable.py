@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document, Term, words
+from pipeline.rules.document import Document, Term, lexicon, words
 from pipeline.schemas import Finding
 
 CHECK_ID = "wording.unmeasurable"
@@ -23,6 +23,7 @@ TERMS: list[Term] = [
            r"accurate(?:ly)?", r"high accuracy", r"precise(?:ly)?", r"large[- ]scale", r"high[- ]volume"),
      "Say how much: users, requests per second, uptime %, error rate or the standard to meet."),
 ]
+LEXICON = lexicon(TERMS)
 # A quantity in the same sentence makes the quality word testable ("fast: under 200 ms").
 _QUANTITY_RE = re.compile(
     r"\d+(?:[.,]\d+)?\s*(?:%|percent|ms|milli(?:second)?s?|s|secs?|seconds?|min(?:ute)?s?|h|hrs?|hours?|days?|"
@@ -39,6 +40,6 @@ def measured(text: str, start: int, end: int) -> bool:
 
 
 def find(doc: Document) -> list[Finding]:
-    findings = doc.term_findings(CHECK_ID, TERMS, 0, len(doc.text), "'{quote}' is not measurable")
+    findings = doc.term_findings(CHECK_ID, LEXICON, 0, len(doc.text), "'{quote}' is not measurable")
     return [f for f in findings
             if f.span is not None and not measured(doc.masked, *doc.sentences.around(f.span.start))]

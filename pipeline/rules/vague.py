@@ -3,7 +3,7 @@ ARM weak phrases, Wiegers' ambiguous terms)."""
 
 from __future__ import annotations
 
-from pipeline.rules.document import Document, Term, words
+from pipeline.rules.document import Document, Term, lexicon, words
 from pipeline.schemas import Finding
 
 CHECK_ID = "wording.vague"
@@ -42,6 +42,8 @@ TERMS: list[Term] = [
      "Say what the system does in that case, not that it 'supports' or 'handles' it."),
 ]
 
+LEXICON = lexicon(TERMS)
+
 
 def find(doc: Document) -> list[Finding]:
-    return doc.term_findings(CHECK_ID, TERMS, 0, len(doc.text), "'{quote}' is vague")
+    return doc.term_findings(CHECK_ID, LEXICON, 0, len(doc.text), "'{quote}' is vague")

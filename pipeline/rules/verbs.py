@@ -19,25 +19,25 @@ archive arrange ask assemble assess assign assist associate attach attend audit 
 automate avoid become begin behave believe borrow browse build bulk calculate cancel capture categorize
 change choose clarify classify click collaborate collect combine communicate compare compile complete
 comply compose compute configure confirm connect consider consolidate consult consume continue contribute
-convert convey coordinate correct create curate customize deactivate deal debug decide decline decrypt
-define delegate delete deliver demonstrate deny deploy deposit derive describe detect determine develop
-diagnose differentiate disable discard disconnect discover discuss dismiss dispatch distinguish
+convert convey coordinate correct create crop curate customize deactivate deal debug decide decline
+decrypt define delegate delete deliver demonstrate deny deploy deposit derive describe detect determine
+develop diagnose differentiate disable discard disconnect discover discuss dismiss dispatch distinguish
 distribute divide drag duplicate edit educate eliminate embed emit enable encourage encrypt enforce
 engage enhance enroll ensure enter escalate establish evaluate evolve examine exclude execute expand
-expire explain explore expose extend extract facilitate fetch find follow forward gain gather generate
-get give go grant handle harvest have hide highlight hire identify ignore implement improve include
-increase indicate inform ingest initiate insert inspect install integrate interact interpret intervene
-introduce investigate invite join keep know learn leave leverage locate login logout maintain make manage
-manipulate measure meet migrate minimize mitigate modify monitor navigate notify obtain operate
-operationalize optimize organize overwrite participate pause perform persist populate predict prepare
-preserve prevent preview prioritize proceed produce promote protect provide publish purchase purge put
-rank reach read rearrange reassign receive recognize recommend reconcile recover redirect reduce refer
-refine refresh regenerate register reject relate reload remember remind remove rename reopen reorder
-repeat replace replicate reproduce require reschedule resize resolve respond restore restrict resume
-retain retrieve reuse revert revoke save see select send separate show sign simulate skip solve specify
-split stay streamline strive submit subscribe suggest summarize suspend synchronize tailor take teach
-tell terminate transform translate transmit troubleshoot understand undo uninstall unlock unsubscribe
-upgrade validate verify visualize write
+expire explain explore expose extend extract facilitate favorite favourite fetch find follow forward gain
+gather generate get give go grant handle harvest have hide highlight hire identify ignore implement
+improve include increase indicate inform ingest initiate insert inspect install integrate interact
+interpret intervene introduce investigate invite join keep know learn leave leverage locate login logout
+maintain make manage manipulate measure meet migrate minimize mitigate modify monitor mute navigate
+notify obtain operate operationalize optimize organize overwrite participate pause perform persist
+populate predict prepare preserve prevent preview prioritize proceed produce promote protect provide
+publish purchase purge put rank reach read rearrange reassign receive recognize recommend reconcile
+recover redirect reduce refer refine refresh regenerate register reject relate reload remember remind
+remove rename reopen reorder repeat replace replicate reproduce require reschedule resize resolve respond
+restore restrict resume retain retrieve reuse revert revoke rotate save see select send separate show
+sign simulate skip solve specify split stay streamline strive submit subscribe suggest summarize suspend
+synchronize tailor take teach tell terminate transform translate transmit troubleshoot understand undo
+unfollow uninstall unlock unmute unsubscribe upgrade validate verify visualize write zoom
 """)
 
 # Words as often nouns as verbs ("support services", "access to data"): a verb only when an object
@@ -57,6 +57,11 @@ _OBJECT_STARTERS = _wordset("""
 the a an my our their his her its your this that these those all any each every some it them me us him
 new existing multiple other more which what how whether when where who why data information
 """)
+
+
+# Determiners and personal pronouns only: "issues that block" is a noun phrase.
+_DIRECT_OBJECTS = _OBJECT_STARTERS - {"that", "which", "what", "how", "whether", "when", "where", "who",
+                                      "why", "data", "information", "more"}
 
 
 def base_forms(word: str) -> list[str]:
@@ -87,19 +92,20 @@ def _suffix(word: str) -> str:
 def is_action(word: str, next_word: str | None, prev_word: str | None) -> bool:
     """Whether `word`, just after a conjunction, starts a second verb phrase.
 
-    A base form is enough ("and delete"); an inflected one ("reports", "editing") must match the word
-    before the conjunction ("detects and reports"), since "issues" or "records" are mostly nouns.
+    A base-form verb is enough ("and delete"); a word that is as often a noun needs an object after it
+    ("and report the totals", not "and report templates"). An inflected form ("alerts", "editing") needs
+    an object, or a parallel verb before the conjunction ("detects and reports"), since "issues" or
+    "records" are mostly nouns.
     """
     w = word.lower()
-    suffix = _suffix(w)
-    forms = [w] if w in VERBS or w in AMBIGUOUS else base_forms(w)[1:]
-    if w not in VERBS and w not in AMBIGUOUS:
-        if not suffix or prev_word is None or _suffix(prev_word) != suffix:
-            return False
-        if not any(f in VERBS or f in AMBIGUOUS for f in base_forms(prev_word)):
-            return False
-    if any(f in VERBS for f in forms):
+    if w in VERBS:
         return True
-    if any(f in AMBIGUOUS for f in forms):
+    if w in AMBIGUOUS:
         return next_word is not None and next_word.lower() in _OBJECT_STARTERS
-    return False
+    suffix = _suffix(w)
+    if not suffix or not any(f in VERBS or f in AMBIGUOUS for f in base_forms(w)[1:]):
+        return False
+    if next_word is not None and next_word.lower() in _DIRECT_OBJECTS:
+        return True
+    return (prev_word is not None and _suffix(prev_word) == suffix
+            and any(f in VERBS or f in AMBIGUOUS for f in base_forms(prev_word)[1:]))
