@@ -113,8 +113,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.-]+")
 # Values that stand for a secret without being one: masks, templates, env references, type names.
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{\{.*\}\}|\$\{?[\w.:-]+\}?|\{\{.*\}\}|%\(?\w*\)?s?|\[[^\]]*\]|\(\w+\)|"
-    r"%[\w]+%|(?i:env(?:ironment)?[:.][\w.]+)"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Z_][A-Z0-9_]*|\{\{.*\}\}|%\(\w+\)s|%s|\[[^\]]*\]|\(\w+\)|"
+    r"%\w+%|(?i:env(?:ironment)?[:.][\w.]+)"
 )
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",

@@ -1,8 +1,9 @@
 """A lower-case matching view of ticket text that look-alike tricks cannot dodge, with a map back to
 original offsets.
 
-Injection patterns are matched on this view so that "ｉｇｎｏｒｅ", "іgnоrе" (Cyrillic), "ig\u200bnore" and
-"ignore   \n previous" all read as "ignore previous", while findings still quote the ticket verbatim.
+Injection patterns are matched on this view so that fullwidth "ｉｇｎｏｒｅ", Cyrillic "іgnоrе", "ignore"
+split by zero-width spaces or soft hyphens, and "IGNORE   \n previous" all read as "ignore previous",
+while findings still quote the ticket verbatim.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ _CONFUSABLES = str.maketrans({
 # Characters that render as nothing: a word split by them must still match.
 _INVISIBLE = frozenset("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0")
 
-# Printable ASCII needs no work except runs of spaces; every other run (control characters, line breaks,
-# anything non-ASCII, with the spaces after it) is folded one character at a time. Two patterns rather
+# In text that holds characters which vanish or expand when folded, these runs are what needs folding:
+# anything outside printable ASCII (with the spaces after it), and runs of spaces. Two patterns rather
 # than one alternation: a pattern that starts with one character class lets the engine skip ahead.
 _SPECIAL = re.compile(r"[^\x20-\x7e][^\x21-\x7e]*")
 _SPACES = re.compile(r"  +")

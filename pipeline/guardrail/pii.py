@@ -111,7 +111,7 @@ _CARD_GROUP = re.compile(r"[ -]")
 def luhn_ok(digits: str) -> bool:
     total = 0
     for index, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
+        value = int(char)
         if index % 2:
             value = value * 2 - 9 if value > 4 else value * 2
         total += value
