@@ -305,3 +305,9 @@ def test_actual_missing_when_only_the_wish_is_given() -> None:
 
 def test_bug_checks_are_off_for_stories() -> None:
     assert not any(f.check_id.startswith("bug.") for f in review("As a user, I want X, so that Y."))
+
+
+def test_criteria_on_one_labelled_line() -> None:
+    body = "As a user, I want to export invoices.\n\nAcceptance criteria: the CSV should list every invoice"
+    assert not fired(body, "acceptance-criteria.missing")
+    assert quotes(body, "acceptance-criteria.untestable") == ["should"]

@@ -19,6 +19,9 @@ _AC_HEADING = re.compile(
     r"|expected (?:outcome|results?|behaviou?r)|outcomes?|deliverables?|requirements",
     re.IGNORECASE,
 )
+# "Acceptance criteria: the CSV lists every row" on one line.
+_INLINE_RE = re.compile(r"^[ \t>*_\-+•#]*(?:h[1-6]\.[ \t]*)?[*_]*(?i:acceptance criteri(?:a|on)|a/?c"
+                        r"|definition of done|dod|done when)[*_]*[ \t]*:[*_]*[ \t]*(\S[^\n]*)$", re.MULTILINE)
 _GHERKIN_RE = re.compile(r"^[ \t>*_\-+•\d.)]*(?:\[[ xX]\][ \t]*)?[*_]*(?:given|when|then|and|but|scenario)\b"
                          r"[^\n]*$", re.IGNORECASE | re.MULTILINE)
 _ITEM_RE = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)]|\[[ xX]\]|(?i:given|when|then|and|but)\b)")
@@ -51,6 +54,7 @@ def _items(doc: Document) -> tuple[list[tuple[int, int]], bool]:
                 items.append((pos, pos + len(line)))
                 after_blank = False
             pos += len(line) + 1
+    items += [(m.start(1), m.end(1)) for m in _INLINE_RE.finditer(text)]
     gherkin = list(_GHERKIN_RE.finditer(text))
     if any(_THEN_RE.search(m.group(0)) for m in gherkin):
         items += [(m.start(), m.end()) for m in gherkin]

@@ -48,7 +48,8 @@ def find(doc: Document) -> list[Finding]:
         following = _WORD_RE.search(text, nxt.end(), want_end)
         following_word = following.group(0) if following and not text[nxt.end():following.start()].strip() \
             else None
-        if not is_action(nxt.group(0), following_word, prev):
+        earlier = _WORD_RE.findall(text, want_start, conj.start())
+        if not is_action(nxt.group(0), following_word, prev, earlier):
             continue
         findings.append(doc.finding(CHECK_ID, f"'{doc.text[conj.start():nxt.end()]}' adds a second action",
                                     _SUGGESTION, conj.start(), nxt.end()))

@@ -1,8 +1,7 @@
-"""Headings and labels in markdown, Jira wiki markup and plain text, and the sections they open.
+"""Headings in markdown, Jira wiki markup and plain text, and the sections they open.
 
 A heading is a markdown heading ("## Steps"), a Jira heading ("h3. Steps"), a line that is only bold text
-("**Steps**") or a short line ending with a colon ("Steps to reproduce:"). A label is the same words
-followed by a colon and more text on the line ("Expected: a PDF").
+("**Steps**") or a short line ending with a colon ("Steps to reproduce:").
 """
 
 from __future__ import annotations
@@ -18,12 +17,6 @@ _HEADING_RE = re.compile(
     r"|\*(?P<jbold>[^\n*]{1,80}?)\*[ \t]*:?"  # Jira bold
     r"|(?P<colon>[A-Za-z][^\n:]{0,60}?)[ \t]*:"
     r")[ \t]*$",
-    re.MULTILINE,
-)
-_LABEL_RE = re.compile(
-    r"^[ \t>*_\-+•]*(?:h[1-6]\.[ \t]+|#{1,6}[ \t]+)?[*_]*(?P<label>[A-Za-z][^\n:*_]{0,40}?)[*_]*[ \t]*:"
-    r"[*_]*[ \t]*"
-    r"(?P<value>\S[^\n]*)?$",
     re.MULTILINE,
 )
 
@@ -59,7 +52,3 @@ def sections(text: str, all_headings: list[Heading], name: re.Pattern[str]) -> l
             found.append(Section(heading, min(heading.end + 1, end), end))
     return found
 
-
-def labels(text: str, name: re.Pattern[str]) -> list[re.Match[str]]:
-    """Label lines ("Expected: ...", "**Version:** 2.3") whose label matches `name` (fullmatch)."""
-    return [m for m in _LABEL_RE.finditer(text) if name.fullmatch(m.group("label").strip())]

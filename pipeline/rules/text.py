@@ -72,10 +72,6 @@ class Sentences:
         end = self._ends[i] if i < len(self._ends) else self._text_len
         return start, end
 
-    def next_end(self, pos: int) -> int:
-        """Offset just past the first sentence end at or after `pos` (the text length if none)."""
-        i = bisect.bisect_right(self._ends, pos)
-        return self._ends[i] if i < len(self._ends) else self._text_len
 
 
 class Ranges:

@@ -6,6 +6,8 @@ words that are nouns as often as verbs, is enough for the one question the non-a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 def _wordset(block: str) -> frozenset[str]:
     return frozenset(block.split())
@@ -89,23 +91,31 @@ def _suffix(word: str) -> str:
     return ""
 
 
-def is_action(word: str, next_word: str | None, prev_word: str | None) -> bool:
+def is_action(word: str, next_word: str | None, prev_word: str | None, earlier: Sequence[str] = ()) -> bool:
     """Whether `word`, just after a conjunction, starts a second verb phrase.
 
-    A base-form verb is enough ("and delete"); a word that is as often a noun needs an object after it
-    ("and report the totals", not "and report templates"). An inflected form ("alerts", "editing") needs
-    an object, or a parallel verb before the conjunction ("detects and reports"), since "issues" or
-    "records" are mostly nouns.
+    A base-form verb is enough ("and delete"). A word that is as often a noun needs an object after it
+    ("and report the totals", not "and report templates") or a verb right before the conjunction ("detect
+    and report"). An inflected form needs an object ("and alerts me") or a parallel verb: the word before
+    the conjunction ("detects and reports") or, for "-ing", any earlier "-ing" verb ("reducing costs and
+    improving safety"); "issues" or "records" are mostly nouns.
     """
     w = word.lower()
+    has_object = next_word is not None and next_word.lower() in _OBJECT_STARTERS
     if w in VERBS:
         return True
     if w in AMBIGUOUS:
-        return next_word is not None and next_word.lower() in _OBJECT_STARTERS
+        return has_object or (prev_word is not None and prev_word.lower() in VERBS)
     suffix = _suffix(w)
-    if not suffix or not any(f in VERBS or f in AMBIGUOUS for f in base_forms(w)[1:]):
+    if not suffix or not _is_verb_form(w):
         return False
     if next_word is not None and next_word.lower() in _DIRECT_OBJECTS:
         return True
-    return (prev_word is not None and _suffix(prev_word) == suffix
-            and any(f in VERBS or f in AMBIGUOUS for f in base_forms(prev_word)[1:]))
+    if prev_word is not None and _suffix(prev_word) == suffix and _is_verb_form(prev_word):
+        return True
+    return suffix == "ing" and any(f in VERBS for f in base_forms(w)[1:]) and any(
+        _suffix(e) == "ing" and any(f in VERBS for f in base_forms(e)[1:]) for e in earlier)
+
+
+def _is_verb_form(word: str) -> bool:
+    return any(f in VERBS or f in AMBIGUOUS for f in base_forms(word)[1:])
