@@ -18,7 +18,8 @@ BOT = BotIdentity(login="reqgate[bot]", app_id=4242)
 
 
 def load(name: str) -> dict[str, Any]:
-    return json.loads((PAYLOADS / name).read_text(encoding="utf-8"))
+    payload: dict[str, Any] = json.loads((PAYLOADS / name).read_text(encoding="utf-8"))
+    return payload
 
 
 def parse(event: str, payload: dict[str, Any], identity: BotIdentity = BOT) -> Trigger | Ignored:
