@@ -48,6 +48,7 @@ def fired(body: str, check_id: str, ticket_type: TicketType = STORY) -> bool:
      "A clear and concise description of what the bug is"),
     ("As a X, I want Y so that Z.", "X"),
     ("Expected: ...", "..."),
+    ("Import X/Y/Z from the legacy system.", "X/Y/Z"),
 ])
 def test_placeholder_flags_unfilled_templates(body: str, quote: str) -> None:
     assert quote in quotes(body, "template.placeholder", TASK)
