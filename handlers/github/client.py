@@ -215,7 +215,7 @@ class GitHubClients:
             "seconds_between_writes": self.options.seconds_between_writes or None,
         }
 
-    def integration(self) -> GithubIntegration:
+    def _integration(self) -> GithubIntegration:
         """The App itself (JWT auth): `GET /app`, repository installations."""
         if self._app_auth is None:
             raise RuntimeError("not configured as a GitHub App")
@@ -227,10 +227,6 @@ class GitHubClients:
         installation_id = ref.installation_id or self._installation_for(ref.project)
         return self._client(installation_id)
 
-    def token_client(self) -> Github:
-        """The client of token mode (the App has no such client: it needs an installation)."""
-        return self._client(None)
-
     def _installation_for(self, project: str) -> int:
         """An event without `installation` (e.g. a CLI call) in App mode: ask GitHub which one covers it."""
         key = project.casefold()
@@ -238,7 +234,7 @@ class GitHubClients:
             cached = self._installation_of_repo.get(key)
         if cached is None:
             owner, _, name = project.partition("/")
-            cached = self.integration().get_repo_installation(owner, name).id
+            cached = self._integration().get_repo_installation(owner, name).id
             with self._lock:
                 self._installation_of_repo[key] = cached
         return cached
@@ -261,8 +257,8 @@ class GitHubClients:
     def resolve_identity(self) -> BotIdentity:
         """The bot's login: the token's user, or the App's `<slug>[bot]`. One request."""
         if self._app_auth is None:
-            return BotIdentity(login=self.token_client().get_user().login)
-        app = self.integration().get_app()
+            return BotIdentity(login=self._client(None).get_user().login)
+        app = self._integration().get_app()
         return BotIdentity(login=f"{app.slug}[bot]", app_id=self.auth.app_id)
 
     def close(self) -> None:
