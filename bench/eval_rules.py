@@ -36,6 +36,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.config_loader import load_default_config
 from pipeline.rules import parse_story, run_rules
@@ -98,7 +99,7 @@ def _norm(quote: str, drop_article: bool) -> str:
     return _ARTICLE_RE.sub("", quote) if drop_article else quote
 
 
-def _gold_spans(body: str, offset: int, entities: list[dict]) -> dict[str, tuple[int, int]]:
+def _gold_spans(body: str, offset: int, entities: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     ents = [(e["label"], e["start_offset"] - offset, e["end_offset"] - offset) for e in entities
             if e["label"] != "PID"]
     gold: dict[str, tuple[int, int]] = {}
@@ -176,7 +177,7 @@ def _fmt(value: float | None) -> str:
     return "  -  " if value is None else f"{value:.2f}"
 
 
-def print_table(result: dict, data: Path) -> None:
+def print_table(result: dict[str, dict[str, dict[str, float | int]]], data: Path) -> None:
     print("Extraction (parse_story vs dalpiaz-persona-annotations)")
     print(f"  {'element':<10}{'exact':>8}{'overlap':>9}{'n':>6}")
     for part, v in result["extraction"].items():

@@ -6,8 +6,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+Figures = dict[str, Any]
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench" / "eval_rules.py"
@@ -21,13 +24,14 @@ def run_bench(*args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def figures() -> dict:
+def figures() -> Figures:
     out = run_bench("--json")
     assert len(out.strip().splitlines()) == 1
-    return json.loads(out)
+    parsed: Figures = json.loads(out)
+    return parsed
 
 
-def test_json_structure(figures: dict) -> None:
+def test_json_structure(figures: Figures) -> None:
     assert set(figures) == {"extraction", "criteria"}
     assert set(figures["extraction"]) == {"role", "want", "benefit"}
     for element in figures["extraction"].values():
@@ -39,7 +43,7 @@ def test_json_structure(figures: dict) -> None:
         assert c["tp"] + c["fn"] > 0
 
 
-def test_extraction_targets(figures: dict) -> None:
+def test_extraction_targets(figures: Figures) -> None:
     extraction = figures["extraction"]
     assert extraction["role"]["n"] == 845 and extraction["benefit"]["n"] == 428
     assert extraction["role"]["exact"] >= 0.95
@@ -47,14 +51,14 @@ def test_extraction_targets(figures: dict) -> None:
     assert extraction["want"]["overlap"] >= 0.95
 
 
-def test_criteria_targets(figures: dict) -> None:
+def test_criteria_targets(figures: Figures) -> None:
     criteria = figures["criteria"]
     assert criteria["minimal"]["f1"] >= 0.5
     assert criteria["problem_oriented"]["f1"] >= 0.6
     assert criteria["unambiguous"]["f1"] >= 0.5
     # The issue asks 0.6; the labels disagree with each other (see the bench docstring), and a rule that
     # only flags two joined actions reaches this much. Guard it from regressing.
-    assert criteria["atomic"]["f1"] >= 0.4
+    assert criteria["atomic"]["f1"] >= 0.43
     assert criteria["estimatable"]["f1"] >= 0.5
     # Rows with a blank semantic label are skipped: 630 stories, 80 of them unlabelled.
     for name in ("problem_oriented", "unambiguous", "estimatable"):
