@@ -75,6 +75,10 @@ def review(trigger: Trigger, tracker: Tracker, services: Services, step: StepRun
     config = loaded.config
     if trigger.kind == "review" and trigger.reason == "edited" and not config.review_on_edit:
         return Outcome(workflow_id=wid, status="skipped", detail="review_on_edit is off")
+    if trigger.kind == "review" and not config.enabled:
+        # Not even a fetch: a switched-off project costs one config read per event. (A command still gets
+        # its "not reviewed" reply through the filters below.)
+        return Outcome(workflow_id=wid, status="skipped", detail="ReqGate is disabled (`enabled: false`)")
     try:
         return _review(trigger, tracker, services, step, started, loaded)
     except StepFailed as failure:

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # Overrides the embedded SQLite file, e.g. postgresql://user:pass@host/reqgate; it may hold a password.
     database_url: SecretStr | None = None
 
+    # SQLite fsync policy (WAL mode): NORMAL survives a killed process, FULL also an OS crash or power cut.
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+
     # Accept unsigned webhooks. Only for a laptop: anyone who can reach the port can then trigger reviews.
     dev_insecure: bool = False
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
