@@ -34,9 +34,9 @@ import httpx
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.e2e_support import REPO, BotServer, free_port, issue_event, sign  # noqa: E402
-from tests.fakes.fake_anthropic import FakeAnthropic  # noqa: E402
-from tests.fakes.fake_github import FakeGitHub  # noqa: E402
+from tests.e2e_support import REPO, BotServer, free_port, issue_event, sign
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.fakes.fake_github import FakeGitHub
 
 ISSUES = 200  # deliveries spread over this many tickets: partitions run in parallel, each one in order
 
