@@ -19,13 +19,14 @@ _MASK_RE = re.compile(
     re.DOTALL | re.IGNORECASE,
 )
 
-# A sentence ends at ".", "!" or "?" followed by space or end, or at a line break. Abbreviations that
-# carry a period do not end one.
+# A sentence ends at ".", "!" or "?" followed by space or end, or at a line break, except a markdown soft
+# wrap: a line that goes on in lower case continues the sentence. Abbreviations that carry a period do
+# not end one.
 _SENTENCE_END_RE = re.compile(
     r"(?=[.!?\n])(?:"  # fail fast on the other characters before the look-behinds run
     r"(?<!\b[eE]\.[gG])(?<!\b[iI]\.[eE])(?<!\betc)(?<!\bvs)(?<!\bapprox)(?<!\bcf)(?<!\bMr)(?<!\bDr)"
     r"[.!?]+(?=\s|$)"
-    r"|\n)"
+    r"|\n(?![ \t]*[a-z(]))"
 )
 
 _MASK_MARKERS = ("`", "://", "www.", "{", "<!--", "~~~")
