@@ -22,6 +22,7 @@ from pipeline.schemas import (
     LLMCallRecord,
     RenderOutcome,
     StructureOutput,
+    TicketType,
     Verdict,
 )
 
@@ -82,7 +83,11 @@ def missing_items(markdown: str, structure: StructureOutput, decision: GateDecis
 
 
 def _provenance(item: EvidencedItem) -> str:
-    return f'_(from: "{_inline(item.evidence)}")_' if item.evidence else "_(inferred)_"
+    if not item.evidence:
+        return "_(inferred)_"
+    if " ".join(item.evidence.split()).casefold() == " ".join(item.text.split()).casefold():
+        return "_(your words)_"
+    return f'_(from: "{_inline(item.evidence)}")_'
 
 
 def _bullets(items: list[EvidencedItem], empty: str) -> list[str]:
@@ -97,13 +102,14 @@ def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
     def part(item: EvidencedItem | None) -> str:
         return f"*{_inline(item.text)}*" if item else "_(not stated)_"
 
-    lines = [
-        f"**Title:** {_inline(prd.title)}",
-        "",
-        f"**User story:** As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}.",
-        "",
-        "**Acceptance criteria** (proposed from your text — confirm or edit)",
-    ]
+    lines = [f"**Title:** {_inline(prd.title)}", ""]
+    # A bug or a task rarely reads as a user story; an all-empty story line would only be noise there.
+    if story.role or story.want or story.benefit or structure.ticket_type is TicketType.story:
+        lines += [
+            f"**User story:** As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}.",
+            "",
+        ]
+    lines.append("**Acceptance criteria** (proposed from your text — confirm or edit)")
     lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria] or [
         "- [ ] _None found: add 2–5 testable criteria._"
     ]

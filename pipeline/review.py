@@ -23,7 +23,7 @@ from pipeline.guardrail import screen
 from pipeline.llm import LLMClient
 from pipeline.prompts import PROMPT_VERSION
 from pipeline.render_prd import render_prd, template_prd
-from pipeline.rules import guess_type, parse_story, run_rules
+from pipeline.rules import criteria, guess_type, parse_story, run_rules
 from pipeline.structure import run_structure
 from pipeline.schemas import (
     EvidencedItem,
@@ -123,23 +123,31 @@ def decide(prepared: Prepared, structure: StructureOutcome, config: Config) -> D
     return Decision(score=report, gate=decision)
 
 
-def _item(text: str, quote: str) -> EvidencedItem:
-    return EvidencedItem(text=text, evidence=quote)
+def _item(quote: str) -> EvidencedItem:
+    return EvidencedItem(text=" ".join(quote.split()), evidence=quote)
 
 
 def rules_draft(prepared: Prepared) -> StructureOutput:
-    """A draft from the deterministic parse alone, so that a rules-only comment still proposes something."""
+    """A draft from the deterministic parse alone, so that a rules-only comment still proposes something.
+    It reads the redacted text only, so it can quote freely."""
     packet = prepared.guardrail.redacted
-    story = parse_story(packet.body) or parse_story(packet.title)
+    source = packet.body if parse_story(packet.body) else packet.title
+    story = parse_story(source)
     user_story = UserStory()
     if story is not None:
+        want = None
+        if story.want:
+            # The parser leaves "to" out of the want; the draft reads "I want to ..." where the author did.
+            lead = "to " if source[: story.want.start].rstrip().lower().endswith(" to") else ""
+            want = _item(story.want.quote).model_copy(update={"text": lead + " ".join(story.want.quote.split())})
         user_story = UserStory(
-            role=_item(story.role.quote, story.role.quote) if story.role else None,
-            want=_item(story.want.quote, story.want.quote) if story.want else None,
-            benefit=_item(story.benefit.quote, story.benefit.quote) if story.benefit else None,
+            role=_item(story.role.quote) if story.role else None,
+            want=want,
+            benefit=_item(story.benefit.quote) if story.benefit else None,
         )
     missing = [f.message for f in prepared.findings if f.span is None and not f.redacted and f.mode != "off"]
     prd = PRDDraft(title=packet.title.strip() or "(untitled)", user_story=user_story, missing_info=missing,
+                   acceptance_criteria=[_item(line) for line in criteria(packet.body)],
                    questions=rules_questions(prepared.findings))
     return StructureOutput(ticket_type=prepared.ticket_type, prd=prd)
 

@@ -27,7 +27,9 @@ from pipeline.rules.story import ParsedStory, parse_story
 from pipeline.rules.text import Ranges
 from pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
 
-__all__ = ["CHECKS", "Check", "ParsedStory", "guess_type", "parse_story", "run_rules"]
+from pipeline.rules.acceptance import criteria
+
+__all__ = ["CHECKS", "Check", "ParsedStory", "criteria", "guess_type", "parse_story", "run_rules"]
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,16 @@ def _items(doc: Document) -> tuple[list[tuple[int, int]], bool]:
     return sorted(set(items)), bool(found)
 
 
+_ITEM_LEAD = re.compile(r"^[ \t>*_\-+•\d.)]*(?:\[[ xX]\][ \t]*)?")
+
+
+def criteria(text: str) -> list[str]:
+    """The acceptance criteria the author wrote, one line each, without bullets or checkboxes."""
+    items, _ = _items(Document(text))
+    lines = (text[start:end] for start, end in items)
+    return [cleaned for line in lines if (cleaned := _ITEM_LEAD.sub("", line).strip(" \t*_"))]
+
+
 def find(doc: Document) -> list[Finding]:
     items, has_heading = _items(doc)
     if not items:
