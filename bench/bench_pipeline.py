@@ -104,8 +104,8 @@ def main() -> None:
     figures: dict[str, dict[str, float]] = {}
     for chars in (1_000, 10_000):
         packet = ticket(chars)
-        rules_only = median_ms(lambda: review(packet, config, None), args.repeat)
-        with_llm = median_ms(lambda: review(packet, config, llm), args.repeat)  # type: ignore[arg-type]
+        rules_only = median_ms(lambda p=packet: review(p, config, None), args.repeat)
+        with_llm = median_ms(lambda p=packet: review(p, config, llm), args.repeat)  # type: ignore[arg-type]
         figures[str(chars)] = {"rules_only_ms": round(rules_only, 2), "instant_llm_ms": round(with_llm, 2),
                                "llm_overhead_ms": round(with_llm - rules_only, 2)}
     ratio = figures["10000"]["rules_only_ms"] / figures["1000"]["rules_only_ms"]

@@ -16,12 +16,15 @@ TYPE_TITLE = {
 }
 FALLBACK_NOTES = {
     "offline": "Rules-only review: no `ANTHROPIC_API_KEY` is configured, so no LLM was asked.",
-    "structure_failed": "Rules-only review: the LLM could not be used this time ({reason}). "
-    "The rules below still apply; `/reqgate recheck` tries again.",
+    "structure_failed": (
+        "Rules-only review: the LLM could not be used this time ({reason}). "
+        "The rules below still apply; `/reqgate recheck` tries again."
+    ),
     "guardrail_rejected": "The ticket was not sent to the LLM: the input guardrail rejected it.",
     "render_template": "The PRD draft below was laid out by a template ({reason}).",
-    "from_cache": "Unchanged since the last review (same text, configuration and prompts): "
-    "no LLM call was made.",
+    "from_cache": (
+        "Unchanged since the last review (same text, configuration and prompts): no LLM call was made."
+    ),
 }
 
 
@@ -115,16 +118,12 @@ def build_comment(
     max_findings: int,
 ) -> str:
     blocking = len(decision.blocking)
-    lines = [
-        MARKER,
-        f"### ReqGate: {VERDICT_TITLE[decision.verdict]} — score {decision.score} / 100 "
-        f"(ready at {decision.threshold})",
-        "",
-        f"**{TYPE_TITLE[ticket_type]}** · reviewed against the `{score.rubric}` rubric · "
-        f"{blocking} blocking finding{'s' if blocking != 1 else ''} · "
-        f"{len(questions)} question{'s' if len(questions) != 1 else ''}",
-        "",
-    ]
+    header = (f"### ReqGate: {VERDICT_TITLE[decision.verdict]} — score {decision.score} / 100 "
+              f"(ready at {decision.threshold})")
+    summary = (f"**{TYPE_TITLE[ticket_type]}** · reviewed against the `{score.rubric}` rubric · "
+               f"{blocking} blocking finding{'s' if blocking != 1 else ''} · "
+               f"{len(questions)} question{'s' if len(questions) != 1 else ''}")
+    lines = [MARKER, header, "", summary, ""]
     note_lines = notes(trace, failure_reasons)
     if note_lines:
         lines += [*note_lines, ""]

@@ -38,7 +38,7 @@ class Rubric(Strict):
     dimensions: dict[str, Dimension]
 
     @model_validator(mode="after")
-    def _has_weight(self) -> "Rubric":
+    def _has_weight(self) -> Rubric:
         if not self.dimensions or sum(d.weight for d in self.dimensions.values()) <= 0:
             raise ValueError("a rubric needs at least one dimension with a positive weight")
         return self
@@ -156,7 +156,7 @@ class Config(Strict):
     limits: Limits
 
     @model_validator(mode="after")
-    def _all_rubrics(self) -> "Config":
+    def _all_rubrics(self) -> Config:
         missing = [t for t in RUBRIC_TYPES if t not in self.rubrics]
         if missing:
             raise ValueError(f"rubrics must define {', '.join(missing)}")

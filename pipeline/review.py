@@ -15,16 +15,15 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pipeline import comment as frame
-from pipeline.comment import error_comment
 from pipeline import gate, scoring
 from pipeline.cache import ResultCache
+from pipeline.comment import error_comment
 from pipeline.config import Config
 from pipeline.guardrail import screen
 from pipeline.llm import LLMClient
 from pipeline.prompts import PROMPT_VERSION
 from pipeline.render_prd import render_prd, template_prd
 from pipeline.rules import criteria, guess_type, parse_story, run_rules
-from pipeline.structure import run_structure
 from pipeline.schemas import (
     EvidencedItem,
     Finding,
@@ -43,6 +42,7 @@ from pipeline.schemas import (
     Trace,
     UserStory,
 )
+from pipeline.structure import run_structure
 
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30

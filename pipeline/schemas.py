@@ -16,7 +16,7 @@ class TicketType(str, Enum):
     other = "other"
 
     @classmethod
-    def coerce(cls, value: object) -> "TicketType":
+    def coerce(cls, value: object) -> TicketType:
         """Map tracker words and unknown values onto our types; unknown becomes `other`, never an error."""
         if isinstance(value, TicketType):
             return value

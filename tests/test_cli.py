@@ -18,7 +18,7 @@ def reqgate(*args: str, stdin: bytes | None = None, env: dict[str, str] | None =
         base["REQGATE_CACHE_DIR"] = str(tmp / "cache")
     base.update(env or {})
     return subprocess.run([sys.executable, "-m", "bot.cli", "review", *args], input=stdin, capture_output=True,
-                          env=base, cwd=ROOT, timeout=60)
+                          check=False, env=base, cwd=ROOT, timeout=60)
 
 
 @pytest.mark.parametrize(("name", "code"), [("good-story.md", 0), ("bug-report.md", 0), ("vague-story.md", 1),

@@ -21,13 +21,12 @@ from pipeline.rules import (
     unmeasurable,
     vague,
 )
+from pipeline.rules.acceptance import criteria
 from pipeline.rules.classify import guess_type
 from pipeline.rules.document import Document
 from pipeline.rules.story import ParsedStory, parse_story
 from pipeline.rules.text import Ranges
 from pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
-
-from pipeline.rules.acceptance import criteria
 
 __all__ = ["CHECKS", "Check", "ParsedStory", "criteria", "guess_type", "parse_story", "run_rules"]
 
