@@ -142,6 +142,9 @@ def test_react_the_verb_is_not_the_framework() -> None:
     ("As a clerk, I want to scan invoices & archive them.", "& archive"),
     ("As a manager, I want a tool that tracks stock and alerts me when it runs low.", "and alerts"),
     ("As a user, I want to view orders as well as cancel them.", "as well as cancel"),
+    # AQUSA's rule: each side of the conjunction carries a verb of its own, not only a bare verb after it.
+    ("As a driver, I want a car that uses sensors and live data to react faster.", "and live data to react"),
+    ("As an owner, I want to view the people in my team and what roles they have.", "and what roles they have"),
 ])
 def test_non_atomic_wants(body: str, quote: str) -> None:
     assert quotes(body, "story.non-atomic") == [quote]
@@ -160,9 +163,16 @@ def test_non_atomic_wants(body: str, quote: str) -> None:
     "As a user, I want access to reports and support, so that I get help.",
     "As a user, I want to pay by card and/or PayPal.",
     "As a user, I want to export invoices, so that I can file and archive them.",
+    "As a researcher, I want to apply logistic regression, decision trees and random forests to the data.",
+    "As a manager, I want to explore the use of drones for efficient and cost-effective delivery.",
+    "As an R&D manager, I want a budget view, so that I can plan.",
 ])
 def test_non_atomic_traps(body: str) -> None:
     assert quotes(body, "story.non-atomic") == []
+
+
+def test_two_roles_are_non_atomic() -> None:
+    assert quotes("As a buyer or seller, I want to see the price history.", "story.non-atomic") == ["or seller"]
 
 
 # --- story.minimal -------------------------------------------------------------------------------------

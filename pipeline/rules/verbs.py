@@ -24,17 +24,17 @@ comply compose compute configure confirm connect consider consolidate consult co
 convert convey coordinate correct create crop curate customize deactivate deal debug decide decline
 decrypt define delegate delete deliver demonstrate deny deploy deposit derive describe detect determine
 develop diagnose differentiate disable discard disconnect discover discuss dismiss dispatch distinguish
-distribute divide drag duplicate edit educate eliminate embed emit enable encourage encrypt enforce
+distribute divide drag drive duplicate edit educate eliminate embed emit enable encourage encrypt enforce
 engage enhance enroll ensure enter escalate establish evaluate evolve examine exclude execute expand
-expire explain explore expose extend extract facilitate favorite favourite fetch find follow forward gain
+expire explain explore expose extend extract facilitate favorite favourite feel fetch find follow forward gain
 gather generate get give go grant handle harvest have hide highlight hire identify ignore implement
-improve include increase indicate inform ingest initiate insert inspect install integrate interact
+improve include incorporate increase indicate inform ingest initiate insert inspect install integrate interact
 interpret intervene introduce investigate invite join keep know learn leave leverage locate login logout
 maintain make manage manipulate measure meet migrate minimize mitigate modify monitor mute navigate
-notify obtain operate operationalize optimize organize overwrite participate pause perform persist
+notify obtain operate operationalize optimize organize overwrite participate pause perform perceive persist
 populate predict prepare preserve prevent preview prioritize proceed produce promote protect provide
-publish purchase purge put rank reach read rearrange reassign receive recognize recommend reconcile
-recover redirect reduce refer refine refresh regenerate register reject relate reload remember remind
+publish purchase purge put rank reach read react rearrange reassign receive recognize recommend reconcile
+recover redirect reduce refer refine refresh regenerate register reject relate rely reload remember remind
 remove rename reopen reorder repeat replace replicate reproduce require reschedule resize resolve respond
 restore restrict resume retain retrieve reuse revert revoke rotate save see select send separate show
 sign simulate skip solve specify split stay streamline strive submit subscribe suggest summarize suspend
@@ -119,3 +119,55 @@ def is_action(word: str, next_word: str | None, prev_word: str | None, earlier: 
 
 def _is_verb_form(word: str) -> bool:
     return any(f in VERBS or f in AMBIGUOUS for f in base_forms(word)[1:])
+
+
+# Forms a tagger reads as verbs wherever they stand: auxiliaries and irregular participles.
+_AUXILIARIES = _wordset("is are was were be been being am has have had do does did")
+_MODALS = _wordset("can could will would should must may might shall")
+_SUBJECTS = _wordset("i we you they he she it that which who")
+_IRREGULAR = _wordset("""
+made built done given taken seen shown known written held kept left found brought bought sent spent
+""")
+# "-ed" words that are not participles.
+_NOT_PARTICIPLES = _wordset("need seed feed speed bed red shed hundred bred greed weed deed breed")
+
+
+def has_verb(words: Sequence[str], lead: str | None = None) -> bool:
+    """Whether a clause fragment carries a verb of its own, as a part-of-speech tagger would tag it.
+
+    `lead` is the word just before the fragment ("to" in "I want to design ..."). Counted: any form of a
+    lexicon verb used as one (base "deliver", "-s" after a subject "that uses", "-ing" outside a noun
+    phrase "using"), auxiliaries ("are", "be"), and every "-ed" participle ("improved", "based").
+    """
+    return first_verb(words, lead) is not None
+
+
+def first_verb(words: Sequence[str], lead: str | None = None) -> int | None:
+    """Index of the first word `has_verb` counts, or None."""
+    return next((i for i in range(len(words)) if _verb_at(words, i, lead)), None)
+
+
+def _verb_at(words: Sequence[str], i: int, lead: str | None) -> bool:
+    w = words[i].lower()
+    if w in VERBS or w in _AUXILIARIES or w in _IRREGULAR:
+        return True
+    j = i - 1
+    while j >= 0 and _is_adverb(words[j]):  # "to easily access"
+        j -= 1
+    prev = words[j].lower() if j >= 0 else (lead.lower() if lead else None)
+    nxt = words[i + 1].lower() if i + 1 < len(words) else None
+    if w in AMBIGUOUS:
+        return prev == "to" or prev in _MODALS or prev in _SUBJECTS or nxt in _DIRECT_OBJECTS
+    suffix = _suffix(w)
+    if suffix == "ed":
+        return len(w) > 4 and w not in _NOT_PARTICIPLES
+    if not suffix or not _is_verb_form(w):
+        return False
+    if suffix == "ing":
+        return len(w) > 4 and prev not in ("the", "a", "an", "of", "and")
+    return prev in _SUBJECTS or prev in _MODALS or nxt in _DIRECT_OBJECTS
+
+
+def _is_adverb(word: str) -> bool:
+    w = word.lower()
+    return w.endswith("ly") and len(w) > 4 and w not in VERBS
