@@ -95,7 +95,8 @@ def read_layer(path: Path) -> ConfigLayer:
 
 
 def defaults_layer() -> ConfigLayer:
-    return read_layer(DEFAULTS_PATH)
+    # Named "defaults", not by its path: the name is shown to PMs in comments and `/reqgate config`.
+    return parse_layer(DEFAULTS_PATH.read_text(encoding="utf-8"), "defaults")
 
 
 def _leaves(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

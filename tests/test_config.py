@@ -26,7 +26,8 @@ def test_override_deep_merges_and_records_where_values_came_from():
     assert loaded.config.labels.needs_info == "reqgate:needs-info"
     assert loaded.config.mode_for("wording.vague", TicketType.story) == "error"
     assert loaded.provenance["threshold"] == ".github/reqgate.yml"
-    assert loaded.provenance["labels.needs_info"].endswith("defaults.yml")
+    assert loaded.provenance["labels.needs_info"] == "defaults"
+    assert loaded.source_label == "defaults + .github/reqgate.yml"
 
 
 def test_lists_replace_rather_than_append():

@@ -301,3 +301,14 @@ def test_length_check_off_still_truncates():
     data["guardrail"]["max_chars"] = 50
     report = screen(packet("z" * 100), Config.model_validate(data))
     assert report.findings == [] and "[TRUNCATED" in report.redacted.body
+
+
+def test_a_title_without_description_is_blocked_not_crashed() -> None:
+    from pipeline.config_loader import load_default_config
+    from pipeline.guardrail import screen
+    from pipeline.schemas import RequirementPacket
+
+    report = screen(RequirementPacket(title="Export all workspace tasks to a CSV file", body=""),
+                    load_default_config())
+    assert [(f.check_id, f.mode, f.message) for f in report.findings] == [
+        ("guardrail.length", "error", "The ticket has a title but no description.")]

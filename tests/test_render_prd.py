@@ -150,8 +150,8 @@ def test_template_contents() -> None:
     assert markdown.startswith("**Title:** Export workspace tasks to CSV")
     assert ("**User story:** As a *workspace admin*, I want *export all tasks to a CSV file*, "
             "so that _(not stated)_.") in markdown
-    assert ("- [ ] The CSV includes title, assignee, status and due date. "
-            '_(from: "The CSV includes title, assignee, status and due date.")_') in markdown
+    # Evidence identical to the item is the author's own wording, said once rather than quoted twice.
+    assert "- [ ] The CSV includes title, assignee, status and due date. _(your words)_" in markdown
     assert "then one CSV row per task is produced. _(inferred)_" in markdown
     assert "- [ ] Which formats besides CSV?" in markdown
     assert "- Empty workspace _(inferred)_" in markdown and "- performance target" in markdown

@@ -16,6 +16,15 @@ def too_short(length: int, min_chars: int, mode: Mode) -> Finding:
     )
 
 
+def no_description(mode: Mode) -> Finding:
+    return Finding(
+        check_id=CHECK_ID,
+        mode=mode,
+        message="The ticket has a title but no description.",
+        suggestion="Describe who needs what and why, and how to tell that it is done.",
+    )
+
+
 def too_long(length: int, max_chars: int, mode: Mode) -> Finding:
     return Finding(
         check_id=CHECK_ID,

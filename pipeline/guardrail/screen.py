@@ -124,6 +124,9 @@ def screen(packet: RequirementPacket, config: Config) -> GuardrailReport:
     size = len(text.strip())
     if size < settings.min_chars and length_mode != "off":
         findings.append(length.too_short(size, settings.min_chars, length_mode))
+    elif not body.strip() and length_mode != "off":
+        # A title alone (a GitHub issue with a null body) says nothing a reviewer could check.
+        findings.append(length.no_description(length_mode))
     elif size > settings.max_chars:
         # Cut after redaction, so that a value straddling the cut is never left half visible.
         new_title, new_body = length.truncate(new_title, new_body, settings.max_chars)
