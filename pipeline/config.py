@@ -83,7 +83,6 @@ PII_KINDS = ("email", "phone", "card", "iban", "aws_key", "github_token", "gitla
 class PiiSettings(Strict):
     enabled: bool = True
     kinds: list[str]
-    mode: Mode = "info"
 
     @field_validator("kinds")
     @classmethod
@@ -97,7 +96,6 @@ class PiiSettings(Strict):
 class InjectionSettings(Strict):
     action: str = Field(pattern="^(reject|sanitize|warn)$")
     patterns: list[str]
-    mode: Mode = "error"
 
     @field_validator("patterns")
     @classmethod
