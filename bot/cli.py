@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from bot.logging import configure as configure_logging
 from bot.serve_cli import add_replay_parser, add_serve_parser
 from pipeline.cache import FileCache, default_cache_dir
 from pipeline.config_loader import ConfigError, load_config, read_layer
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Standard output carries the review (or its JSON); logs go to standard error, warnings and worse only.
+    configure_logging(os.environ.get("REQGATE_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     args = build_parser().parse_args(argv)
     return args.handler(args)
 

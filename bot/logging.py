@@ -8,9 +8,11 @@ import re
 import sys
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
+
+from pipeline.guardrail import mask
 
 # Any key containing one of these words is dropped whole: a payload body or a credential has no safe part.
 _FORBIDDEN_KEY_PARTS = ("body", "payload", "token", "secret", "password", "authorization", "private_key",
@@ -36,7 +38,9 @@ def _forbidden(key: str) -> bool:
 
 
 def scrub_text(value: str) -> str:
-    return _SECRET_VALUE_RE.sub("[redacted]", value)
+    # The guardrail's detector knows PII and many token kinds; the shapes above catch credentials in
+    # headers and exception texts that it leaves alone.
+    return _SECRET_VALUE_RE.sub("[redacted]", mask(value))
 
 
 def _scrub_value(value: Any) -> Any:
@@ -58,7 +62,7 @@ def scrub(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> M
     return event_dict
 
 
-def configure(level: str = "INFO") -> None:
+def configure(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
@@ -72,7 +76,7 @@ def configure(level: str = "INFO") -> None:
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stdout),
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=True,
     )
 
