@@ -200,9 +200,22 @@ def adf_to_text(doc: dict[str, Any]) -> str:
     """Flatten an ADF document (v3 description or comment) to markdown-ish text for the pipeline."""
     if not isinstance(doc, dict):
         raise TypeError("an ADF document must be a JSON object")
-    blocks = _adf_blocks(doc.get("content") or [], "")
+    try:
+        blocks = _adf_blocks(doc.get("content") or [], "")
+    except (TypeError, ValueError, AttributeError):
+        # Not the shape ADF has (a sender's odd payload, a node kind that changed): keep every text in it.
+        blocks = [" ".join(_adf_texts(doc))]
     text = "\n\n".join(block for block in blocks if block.strip())
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _adf_texts(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["text"]] if isinstance(node.get("text"), str) else []
+        return own + [text for key, value in node.items() if key != "text" for text in _adf_texts(value)]
+    if isinstance(node, list):
+        return [text for value in node for text in _adf_texts(value)]
+    return []
 
 
 def _adf_blocks(nodes: list[Any], indent: str) -> list[str]:

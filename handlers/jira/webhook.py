@@ -77,7 +77,8 @@ def _valid_signature(header: str, body: bytes, secret: str) -> bool:
     if not sep or method.strip().lower() != "sha256":
         return False
     expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, received.strip().lower())
+    # Bytes, not str: compare_digest raises TypeError for non-ASCII str, and a header may carry Latin-1.
+    return hmac.compare_digest(expected.encode(), received.strip().lower().encode("utf-8", "replace"))
 
 
 def verify_request(
@@ -91,7 +92,7 @@ def verify_request(
     return (
         token is not None
         and bool(automation_token)
-        and hmac.compare_digest(token.encode(), (automation_token or "").encode())
+        and hmac.compare_digest(token.encode("utf-8", "replace"), (automation_token or "").encode())
     )
 
 
