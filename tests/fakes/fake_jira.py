@@ -165,13 +165,14 @@ class FakeJira:
 
     # -- seeding and inspection -------------------------------------------------------------------------
 
-    def user(self, name: str, *, display_name: str | None = None) -> FakeUser:
-        """The user called `name` (created on first use); on Cloud its accountId is derived from the name."""
+    def user(self, name: str, *, display_name: str | None = None, account_id: str | None = None) -> FakeUser:
+        """The user called `name` (created on first use); on Cloud its accountId is `account_id`, else
+        derived from the name. Only users made here are found by `user/permission/search`."""
         with self._lock:
             if name not in self._users:
                 cloud = self.deployment == "Cloud"
                 self._users[name] = FakeUser(
-                    account_id=f"acc-{name}" if cloud else None,
+                    account_id=(account_id or f"acc-{name}") if cloud else None,
                     name=None if cloud else name,
                     display_name=display_name or name.title(),
                 )
