@@ -1,5 +1,6 @@
 """The whole review through the real anthropic client against the fake Messages API on 127.0.0.1."""
 
+import io
 import json
 import logging
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot import logging as bot_logging
 from bot.cli import read_ticket
 from pipeline.cache import MemoryCache
 from pipeline.config_loader import load_default_config
@@ -86,12 +88,17 @@ def test_injection_stays_needs_info_even_with_top_ratings(fake_anthropic, llm_cl
 def test_no_secret_reaches_the_llm_the_logs_or_the_output(fake_anthropic, llm_client, fast_llm_config, caplog,
                                                          capsys):
     caplog.set_level(logging.DEBUG)
-    result = review(example("leaked-token.md"), fast_llm_config, llm_client)
+    log_stream = io.StringIO()
+    bot_logging.configure("DEBUG", stream=log_stream)
+    try:
+        result = review(example("leaked-token.md"), fast_llm_config, llm_client)
+    finally:
+        bot_logging.configure()
     assert len(fake_anthropic.requests) == 2
     sent = "\n".join(r.raw for r in fake_anthropic.requests)
     output = result.model_dump_json() + result.comment_markdown
     captured = capsys.readouterr()
-    logs = caplog.text + captured.out + captured.err
+    logs = caplog.text + captured.out + captured.err + log_stream.getvalue()
     assert "llm.call" in logs  # the LLM layer did log; none of it may carry a secret
     for secret in LEAKED:
         assert secret not in sent and secret not in output and secret not in logs
