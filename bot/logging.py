@@ -77,7 +77,8 @@ def configure(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.WriteLoggerFactory(file=stream),
-        cache_logger_on_first_use=True,
+        # Not cached: a logger bound before configure() (at import) must follow a later configure().
+        cache_logger_on_first_use=False,
     )
 
 
