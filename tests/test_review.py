@@ -133,3 +133,36 @@ def test_prepare_never_raises_and_quotes_slice_the_original(title, body):
     for finding in prepared.findings:
         if finding.span is not None:
             assert packet.text[finding.span.start:finding.span.end] == finding.span.quote
+
+
+def _unquotable(request):
+    from tests.fakes.fake_anthropic import smart_structure
+
+    data = smart_structure(request)
+    for item in data["prd"]["acceptance_criteria"]:
+        item["evidence"] = "words that are nowhere in the ticket"
+    return Reply.json(data)
+
+
+@pytest.mark.parametrize(
+    ("script", "calls", "fallbacks"),
+    [
+        ([Reply.rate_limited("0"), Reply.default()], ["structure", "render"], []),
+        ([Reply.overloaded("0"), Reply.default()], ["structure", "render"], []),
+        ([Reply.slow(3.0), Reply.default()], ["structure", "render"], []),
+        ([Reply.truncated()], ["structure", "structure_reask", "render"], []),
+        ([_unquotable], ["structure", "render"], []),
+    ],
+    ids=["429-retry-after-0", "529", "timeout", "max-tokens", "quotes-not-in-ticket"],
+)
+def test_every_transient_or_bad_answer_ends_in_a_complete_review(
+    fake_anthropic, llm_client, fast_llm_config, script, calls, fallbacks
+):
+    fake_anthropic.script(*script)
+    result = review(example("good-story.md"), fast_llm_config, llm_client)
+    assert [c.call for c in result.trace.llm_calls] == calls and result.trace.fallbacks == fallbacks
+    assert result.structure is not None and result.comment_markdown.startswith("<!-- reqgate:review v1 -->")
+    if script[0] is _unquotable:
+        assert all(c.inferred and c.evidence is None for c in result.structure.prd.acceptance_criteria)
+    if calls[0] == "structure" and len(script) == 2:
+        assert result.trace.llm_calls[0].attempts == 2
