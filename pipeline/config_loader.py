@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,10 @@ def read_layer(path: Path) -> ConfigLayer:
     return parse_layer(path.read_text(encoding="utf-8"), str(path))
 
 
+@functools.cache
 def defaults_layer() -> ConfigLayer:
+    """Parsed once per process: every review loads the config, and the defaults file does not change
+    while the bot runs. Callers only read the layer (merging copies it)."""
     # Named "defaults", not by its path: the name is shown to PMs in comments and `/reqgate config`.
     return parse_layer(DEFAULTS_PATH.read_text(encoding="utf-8"), "defaults")
 
