@@ -37,9 +37,11 @@ _NOT_A_ROLE = re.compile(
 )
 _LEAD_IN_RE = re.compile(r"[\s*_]*(?:(?:to|that)\s+)?(?:be\s+able\s+to\s+)?", re.IGNORECASE)
 # A benefit opens with "so that", "in order to", "so as to", "because", or a bare "so" before a clause
-# ("so I can", "so patrons are able"), never the intensifier ("so many", "so far").
+# ("so I can", "so patrons are able", or any clause after ", so"), never the intensifier ("so many",
+# "so far").
 _BENEFIT_RE = re.compile(
     r"[\s,;:\-–—*_]*(?P<paren>\()?[\s*_]*\b(?:so\s+that|in\s+order\s+(?:to|that|for)|so\s+as\s+to|(?<=,\s)because"
+    r"|(?<=,\s)so(?!\s+(?:much|many|far|on|long|forth|called|as|very|too|few|little|often|well)\b)(?=\s+\w)"
     r"|so(?!\s+(?:much|many|far|on|long|forth|called|as|very|too|few|little|often|well)\b)"
     r"(?=\s+(?:I|we|you|they|he|she|it|my|our|their|the|this|that|these|those|users?|people|everyone|others?"
     r"|a|an|all|each|any|no|nobody|customers?|clients?)\b"
