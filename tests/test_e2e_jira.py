@@ -60,9 +60,8 @@ def config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "projects").mkdir()
     (root / "projects" / "BAD.yml").write_text(BAD_CONFIG, encoding="utf-8")
     # A valid project file: deep-merged over the defaults; a label with spaces becomes a valid Jira label.
-    (root / "projects" / "CUS.yml").write_text(
-        "labels:\n  needs_info: needs more info\n", encoding="utf-8"
-    )
+    (root / "projects" / "CUS.yml").write_text("labels:\n  needs_info: needs more info\n", encoding="utf-8")
+    (root / "projects" / "EDT.yml").write_text("review_on_edit: true\n", encoding="utf-8")
     return root
 
 
@@ -306,6 +305,54 @@ def test_the_bots_own_label_change_does_nothing(server: BotServer, jira: FakeJir
     event["user"] = {"accountId": creator(jira).account_id}
     event["changelog"]["items"] = [{"field": "labels", "fieldtype": "jira", "toString": "reqgate:ready"}]
     assert deliver_jira(server, event, "label-edit").status_code == 204
+
+
+def edited(key: str, issue_id: str, *fields: str) -> dict[str, Any]:
+    """The Cloud capture as the `jira:issue_updated` Jira sends after an edit of `fields`."""
+    event = created(key, issue_id)
+    event["webhookEvent"], event["issue_event_type_name"] = "jira:issue_updated", "issue_updated"
+    event["changelog"] = {"id": "2", "items": [{"field": name, "fieldtype": "jira", "fieldId": name}
+                                              for name in fields]}
+    return event
+
+
+def test_an_edit_is_reviewed_only_where_the_project_file_asks(server: BotServer, jira: FakeJira) -> None:
+    key, issue_id = new_issue(jira)  # project KT: defaults, review_on_edit is off
+    assert deliver_jira(server, edited(key, issue_id, "description"), "edit-off").status_code == 202
+    assert server.wait_done("jira:edit-off")["detail"] == "review_on_edit is off"
+    assert jira.comments(key) == []
+
+    key, issue_id = new_issue(jira, project="EDT")  # projects/EDT.yml: review_on_edit: true
+    assert deliver_jira(server, edited(key, issue_id, "summary"), "edit-on").status_code == 202
+    assert server.wait_done("jira:edit-on")["status"] == "published"
+    assert len(stickies(jira, key)) == 1
+    assert deliver_jira(server, edited(key, issue_id, "priority"), "edit-other").status_code == 204
+
+
+def test_help_and_config_reply_in_wiki_markup(server: BotServer, jira: FakeJira) -> None:
+    key, issue_id = new_issue(jira, project="CUS", reporter=commenter(jira))
+    deliver_jira(server, recheck(key, issue_id, "/reqgate help"), "help-1")
+    # The legacy shape: an issue update that carries the comment.
+    legacy = edited(key, issue_id)
+    legacy["issue_event_type_name"] = "issue_commented"
+    legacy["comment"] = recheck(key, issue_id, "Which settings apply here?\n/reqgate config")["comment"]
+    deliver_jira(server, legacy, "config-1")
+    deliver_jira(server, recheck(key, issue_id, "/reqgate frobnicate"), "unknown-1")
+    for delivery in ("help-1", "config-1", "unknown-1"):
+        assert server.wait_done(f"jira:{delivery}")["status"] == "replied"
+    replies = [wiki_of(c.body) for c in bot_comments(jira, key)]
+    assert len(replies) == 3
+    (help_text,) = [r for r in replies if "ReqGate commands" in r]
+    (config_text,) = [r for r in replies if "ReqGate configuration" in r]
+    (unknown_text,) = [r for r in replies if "does not know" in r]
+    assert "*ReqGate commands*" in help_text and "* {{/reqgate recheck}}" in help_text
+    assert "*ReqGate configuration*" in config_text and "{{projects/CUS.yml}}" in config_text
+    assert "{code:yaml}" in config_text and "needs more info" in config_text
+    assert "||Key||Value||Set in||" in config_text
+    assert "does not know {{/reqgate frobnicate}}" in unknown_text
+    for text in (help_text, config_text, unknown_text):
+        assert "**" not in text and "<details" not in text and not is_sticky(text)
+    assert jira.issue(key).labels == []
 
 
 # ---- Data Center --------------------------------------------------------------------------------------
