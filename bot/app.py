@@ -80,7 +80,7 @@ def _decode(body: bytes, content_type: str) -> dict[str, Any]:
         text = fields["payload"][0].encode("utf-8")
     try:
         payload = json.loads(text)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # deep nesting exhausts the parser's stack
         raise _Reject(400, "malformed", "the body is not JSON") from None
     if not isinstance(payload, dict):
         raise _Reject(400, "malformed", "the body must be a JSON object")

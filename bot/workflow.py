@@ -123,7 +123,7 @@ class _GroupCommit:
                         "queue_name": QUEUE_NAME,
                         "workflow_id": trigger.workflow_id,
                         "workflow_id_reuse_policy": "reject",
-                        "queue_partition_key": trigger.ref.ticket_id,
+                        "queue_partition_key": trigger.ref.queue_key,
                     }
                     try:
                         self.client.enqueue_in_transaction(conn, options, trigger.model_dump(mode="json"))

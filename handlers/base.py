@@ -26,11 +26,18 @@ class TicketRef(Frozen):
     project: str  # "owner/repo" on GitHub, the project key on Jira
     key: str  # the issue number on GitHub, the issue key (or id until fetched) on Jira
     installation_id: int | None = None  # GitHub App installation that delivered the event
+    issue_id: str | None = None  # Jira's numeric issue id: the one name every Jira payload carries
 
     @property
     def ticket_id(self) -> str:
-        """Stable id of the ticket across events: the per-ticket queue partition and state key."""
+        """Stable id of the ticket across events: the per-ticket state key."""
         return f"{self.source}:{self.project}#{self.key}"
+
+    @property
+    def queue_key(self) -> str:
+        """The per-ticket queue partition, known before any lookup. A Jira Data Center comment event names
+        its issue by id only, so Jira partitions by id, or events for one ticket could run side by side."""
+        return f"{self.source}:id:{self.issue_id}" if self.issue_id else self.ticket_id
 
 
 class Trigger(Frozen):

@@ -298,3 +298,13 @@ def test_malformed_payloads_raise_value_error() -> None:
     ]:
         with pytest.raises(ValueError, match=words.replace(".", r"\.")):
             parse_delivery("d", payload, BOT)  # type: ignore[arg-type]
+
+
+def test_every_jira_event_queues_by_issue_id_so_one_ticket_runs_one_event_at_a_time() -> None:
+    created = parse_delivery("d1", load(CLOUD_CREATED), BOT)
+    server = parse_delivery("d2", with_comment(SERVER_COMMENT, "/reqgate recheck"), BOT)
+    assert isinstance(created, Trigger) and isinstance(server, Trigger)
+    issue_id = str(load(CLOUD_CREATED)["issue"]["id"])
+    assert created.ref.issue_id == issue_id and created.ref.queue_key == f"jira:id:{issue_id}"
+    # The Data Center comment names its issue by id only, inside comment.self: same partition scheme.
+    assert server.ref.issue_id == server.ref.key and server.ref.queue_key == f"jira:id:{server.ref.key}"

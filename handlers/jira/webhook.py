@@ -125,7 +125,9 @@ def _issue_ref(payload: Mapping[str, Any]) -> TicketRef:
         project_key = ""
     if not project_key and isinstance(key, str) and "-" in key:
         project_key = key.rsplit("-", 1)[0]
-    return TicketRef(source="jira", project=project_key, key=str(key))
+    issue_id = issue.get("id")
+    return TicketRef(source="jira", project=project_key, key=str(key),
+                     issue_id=str(issue_id) if isinstance(issue_id, str | int) and str(issue_id) else None)
 
 
 def _comment_ref(payload: Mapping[str, Any], comment: Mapping[str, Any]) -> TicketRef:
@@ -135,7 +137,7 @@ def _comment_ref(payload: Mapping[str, Any], comment: Mapping[str, Any]) -> Tick
     match = _COMMENT_SELF.search(str(comment.get("self") or ""))
     if not match:
         raise MalformedPayload("malformed Jira payload: a comment event without `issue` needs `comment.self`")
-    return TicketRef(source="jira", project="", key=match.group(1))
+    return TicketRef(source="jira", project="", key=match.group(1), issue_id=match.group(1))
 
 
 def _comment_body(comment: Mapping[str, Any]) -> str:
