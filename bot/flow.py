@@ -29,6 +29,7 @@ from pipeline.review import (
     error_comment,
     prepare,
     replay_cached,
+    reusable,
 )
 from pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
 
@@ -108,7 +109,8 @@ def _review(
     prepared = fetched.prepared
 
     previous = _load_state(step, services, trigger.ref.ticket_id)
-    if previous and previous.result and previous.content_hash == prepared.content_hash:
+    unchanged = previous is not None and previous.content_hash == prepared.content_hash
+    if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
     else:
         result = _fresh_review(step, services, prepared, config, wid, loaded.source_label)

@@ -96,12 +96,12 @@ def footer(trace: Trace) -> str:
     return "<sub>" + " · ".join(parts) + "</sub>"
 
 
-def notes(trace: Trace, failure_reasons: dict[str, str]) -> list[str]:
+def notes(trace: Trace) -> list[str]:
     out = []
     for flag in trace.fallbacks + (["from_cache"] if trace.from_cache else []):
         template = FALLBACK_NOTES.get(flag)
         if template:
-            out.append("> " + template.format(reason=failure_reasons.get(flag, "unknown reason")))
+            out.append("> " + template.format(reason=trace.fallback_reasons.get(flag, "unknown reason")))
     return out
 
 
@@ -114,7 +114,6 @@ def build_comment(
     questions: list[str],
     prd_markdown: str,
     trace: Trace,
-    failure_reasons: dict[str, str],
     max_findings: int,
 ) -> str:
     blocking = len(decision.blocking)
@@ -124,7 +123,7 @@ def build_comment(
                f"{blocking} blocking finding{'s' if blocking != 1 else ''} · "
                f"{len(questions)} question{'s' if len(questions) != 1 else ''}")
     lines = [MARKER, header, "", summary, ""]
-    note_lines = notes(trace, failure_reasons)
+    note_lines = notes(trace)
     if note_lines:
         lines += [*note_lines, ""]
     if decision.verdict == "needs_info":

@@ -47,7 +47,7 @@ from pipeline.structure import run_structure
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30
 __all__ = ["Decision", "Prepared", "assemble", "call_render", "call_structure", "decide", "error_comment",
-           "prepare", "replay_cached", "review"]
+           "prepare", "replay_cached", "reusable", "review"]
 
 
 class Prepared(Model):
@@ -196,6 +196,7 @@ def assemble(
         stages=prepared.stages + (extra_stages or []),
         llm_calls=structure.calls + render.calls,
         fallbacks=flags,
+        fallback_reasons=reasons,
         prompt_version=PROMPT_VERSION,
         content_hash=prepared.content_hash,
         config_source=config_source,
@@ -204,7 +205,7 @@ def assemble(
     comment = frame.build_comment(
         ticket_type=prepared.ticket_type, score=decision.score, decision=decision.gate,
         findings=prepared.findings, questions=questions, prd_markdown=render.markdown, trace=trace,
-        failure_reasons=reasons, max_findings=config.limits.max_findings_shown,
+        max_findings=config.limits.max_findings_shown,
     )
     return ReviewResult(
         packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, guardrail=prepared.guardrail,
@@ -217,13 +218,18 @@ def replay_cached(result: ReviewResult, *, run_id: str, config: Config | None = 
     """The same review served again without any LLM call; the comment says so."""
     trace = result.trace.model_copy(update={"run_id": run_id, "from_cache": True, "llm_calls": []})
     questions = result.structure.prd.questions if result.structure else rules_questions(result.findings)
-    reasons = {"structure_failed": "see the previous review", "render_template": "as before"}
     comment = frame.build_comment(
         ticket_type=result.ticket_type, score=result.score, decision=result.decision, findings=result.findings,
-        questions=questions, prd_markdown=result.prd_markdown, trace=trace, failure_reasons=reasons,
+        questions=questions, prd_markdown=result.prd_markdown, trace=trace,
         max_findings=config.limits.max_findings_shown if config else DEFAULT_MAX_FINDINGS,
     )
     return result.model_copy(update={"trace": trace, "comment_markdown": comment})
+
+
+def reusable(result: ReviewResult) -> bool:
+    """May this review be served again for the same content hash? Only one the LLM took part in: a
+    rules-only review after an outage (or without a key) must be retried when someone asks again."""
+    return result.structure is not None
 
 
 def new_run_id() -> str:
@@ -252,6 +258,6 @@ def review(
     render = _timed(stages, "render", lambda: call_render(prepared, structure, decision, config, llm))
     result = assemble(prepared, structure, decision, render, config, run_id=run_id,
                       config_source=config_source, extra_stages=stages)
-    if cache is not None and not structure.failure:
+    if cache is not None and reusable(result):
         cache.put(prepared.content_hash, result)
     return result

@@ -183,6 +183,8 @@ class Trace(Model):
     llm_calls: list[LLMCallRecord] = Field(default_factory=list)
     # e.g. "offline", "structure_failed", "render_template"; the comment explains each one.
     fallbacks: list[str] = Field(default_factory=list)
+    # Short, secret-free cause of each fallback, so that a replayed review explains itself the same way.
+    fallback_reasons: dict[str, str] = Field(default_factory=dict)
     prompt_version: str
     content_hash: str
     from_cache: bool = False

@@ -21,8 +21,11 @@ from bot.steps import Outcome, Services
 from bot.workflow import Engine
 from handlers.base import TicketRef, Trigger
 from handlers.publish import is_sticky
+from pipeline.config import LLMSettings
 from pipeline.config_loader import ConfigError, LoadedConfig, load_config, parse_layer
+from pipeline.llm import LLMClient
 from pipeline.schemas import RequirementPacket
+from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 GOOD_BODY = (
     "As a workspace admin, I want to export all tasks of a workspace to a CSV file, so that I can report "
@@ -154,14 +157,32 @@ def test_same_delivery_twice_runs_once(engine: tuple[Engine, MemoryTracker]) -> 
     assert tracker.calls.count("fetch_ticket") == 1
 
 
-def test_unchanged_recheck_is_served_from_the_stored_review(engine: tuple[Engine, MemoryTracker]) -> None:
-    eng, tracker = engine
+@pytest.fixture
+def llm_engine(tmp_path: Path, no_retry_pauses: None, fake_anthropic: FakeAnthropic,
+               fast_llm_settings: LLMSettings) -> Iterator[tuple[Engine, MemoryTracker]]:
+    tracker = MemoryTracker()
+    settings = Settings(data_dir=tmp_path, queue_poll_s=0.05, github_token="x")
+    state = StateStore.connect(settings.system_database_url())
+    services = Services(trackers={"github": tracker}, state=state,
+                        llm_factory=lambda _s: LLMClient("sk-ant-fake", fast_llm_settings, base_url=fake_anthropic.url))
+    engine = Engine(settings, services)
+    engine.launch()
+    yield engine, tracker
+    engine.shutdown()
+    state.close()
+
+
+def test_unchanged_recheck_is_served_from_the_stored_review(
+    llm_engine: tuple[Engine, MemoryTracker], fake_anthropic: FakeAnthropic
+) -> None:
+    eng, tracker = llm_engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
     eng.enqueue(trigger("d1"))
     first = wait_for(eng, "gh:d1")
     eng.enqueue(trigger("d2", kind="command", command="recheck"))
     second = wait_for(eng, "gh:d2")
     assert (first.status, second.status) == ("published", "cached")
+    assert len(fake_anthropic.requests) == 2
     assert second.comment_id == first.comment_id
     assert len(tracker.comments) == 1
     assert "acknowledge" in tracker.calls
@@ -169,6 +190,21 @@ def test_unchanged_recheck_is_served_from_the_stored_review(engine: tuple[Engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY + "\nThe file name carries the date.\n")
     eng.enqueue(trigger("d3", kind="command", command="recheck"))
     assert wait_for(eng, "gh:d3").status == "published"
+    assert len(tracker.comments) == 1
+
+
+def test_recheck_after_an_llm_outage_asks_the_llm_again(
+    llm_engine: tuple[Engine, MemoryTracker], fake_anthropic: FakeAnthropic
+) -> None:
+    eng, tracker = llm_engine
+    tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
+    fake_anthropic.script(Reply.bad_request("down"))
+    eng.enqueue(trigger("d1"))
+    assert wait_for(eng, "gh:d1").status == "published"
+    assert "Rules-only review" in tracker.comments[next(iter(tracker.comments))]
+    eng.enqueue(trigger("d2", kind="command", command="recheck"))
+    assert wait_for(eng, "gh:d2").status == "published"
+    assert len(fake_anthropic.requests) == 3  # the failed call, then a fresh call 1 and call 2
     assert len(tracker.comments) == 1
 
 

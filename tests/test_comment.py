@@ -20,7 +20,7 @@ def _comment(decision: GateDecision, findings: list[Finding], trace: Trace, ques
                         dimensions=[DimensionScore(dimension="clarity", weight=1, rating=3, source="rules")])
     return build_comment(ticket_type=TicketType.story, score=score, decision=decision, findings=findings,
                          questions=list(questions), prd_markdown="**Title:** Export", trace=trace,
-                         failure_reasons={"structure_failed": "HTTP 529 overloaded_error"}, max_findings=30)
+                         max_findings=30)
 
 
 FAST = Finding(check_id="wording.unmeasurable", mode="error", message="'fast' is not measurable",
@@ -58,7 +58,8 @@ def test_ready_comment_has_no_fix_list_and_footer_accounts_for_calls():
 
 def test_fallbacks_are_explained():
     decision = GateDecision(verdict="ready", score=80, threshold=70)
-    body = _comment(decision, [], _trace(fallbacks=["structure_failed"]))
+    body = _comment(decision, [], _trace(fallbacks=["structure_failed"],
+                                         fallback_reasons={"structure_failed": "HTTP 529 overloaded_error"}))
     assert "Rules-only review: the LLM could not be used this time (HTTP 529 overloaded_error)" in body
     assert "no LLM call was made" in _comment(decision, [], _trace(from_cache=True))
 
