@@ -63,9 +63,6 @@ def server(github: HoldingGitHub, fake_anthropic: FakeAnthropic, tmp_path: Path)
     bot.stop()
 
 
-def structure_calls(fake: FakeAnthropic) -> int:
-    return sum(1 for request in fake.requests if request.schema is not None)
-
 
 def test_killed_while_llm_call_2_is_held(server: BotServer, github: HoldingGitHub,
                                          fake_anthropic: FakeAnthropic) -> None:
@@ -74,7 +71,7 @@ def test_killed_while_llm_call_2_is_held(server: BotServer, github: HoldingGitHu
     server.start()
     assert server.deliver("issues", issue_event("opened", 1), delivery="crash-llm").status_code == 202
     assert hold.wait_arrived(timeout=60), server.logs()[-3000:]
-    assert structure_calls(fake_anthropic) == 1 and len(fake_anthropic.requests) == 2
+    assert fake_anthropic.structure_calls() == 1 and len(fake_anthropic.requests) == 2
 
     server.kill()
     hold.release()
@@ -83,7 +80,7 @@ def test_killed_while_llm_call_2_is_held(server: BotServer, github: HoldingGitHu
     outcome = server.wait_done("gh:crash-llm")
 
     assert outcome["status"] == "published"
-    assert structure_calls(fake_anthropic) == 1  # call 1 was recorded before the kill: not made again
+    assert fake_anthropic.structure_calls() == 1  # call 1 was recorded before the kill: not made again
     assert len(fake_anthropic.requests) == 3  # call 2 held and lost, then made once more
     (comment,) = github.comments(REPO, 1)
     assert is_sticky(comment.body)

@@ -71,10 +71,6 @@ def server(jira: HoldingJira, fake_anthropic: FakeAnthropic, tmp_path: Path) -> 
     bot.stop()
 
 
-def structure_calls(fake: FakeAnthropic) -> int:
-    """Call 1 is the request with an output schema (structured output); call 2 has none."""
-    return sum(1 for request in fake.requests if request.schema is not None)
-
 
 def test_killed_while_llm_call_2_is_held(server: BotServer, jira: HoldingJira,
                                          fake_anthropic: FakeAnthropic) -> None:
@@ -83,7 +79,7 @@ def test_killed_while_llm_call_2_is_held(server: BotServer, jira: HoldingJira,
     server.start()
     assert deliver_jira(server, capture(CLOUD_CREATED), "crash-llm").status_code == 202
     assert hold.wait_arrived(timeout=60), server.logs()[-3000:]
-    assert structure_calls(fake_anthropic) == 1 and len(fake_anthropic.requests) == 2
+    assert fake_anthropic.structure_calls() == 1 and len(fake_anthropic.requests) == 2
 
     server.kill()
     hold.release()
@@ -92,7 +88,7 @@ def test_killed_while_llm_call_2_is_held(server: BotServer, jira: HoldingJira,
     outcome = server.wait_done("jira:crash-llm")
 
     assert outcome["status"] == "published"
-    assert structure_calls(fake_anthropic) == 1  # call 1 was recorded before the kill: not made again
+    assert fake_anthropic.structure_calls() == 1  # call 1 was recorded before the kill: not made again
     assert len(fake_anthropic.requests) == 3  # call 2 held and lost, then made once more
     (comment,) = jira.comments(KEY)
     assert comment.author is jira.bot and isinstance(comment.body, str) and is_sticky(comment.body)

@@ -423,6 +423,10 @@ class FakeAnthropic:
         for hold in holds:
             hold.release()
 
+    def structure_calls(self) -> int:
+        """Call 1 is the request with an output schema (structured output); call 2 has none."""
+        return sum(1 for request in self.requests if request.schema is not None)
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout
         with self._arrived:
