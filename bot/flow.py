@@ -6,6 +6,7 @@ Read bot/steps.py first: every I/O below is a step, code between steps runs agai
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -19,6 +20,7 @@ from handlers.filters import skip_reason
 from handlers.publish import cap_comment, label_changes
 from pipeline.config import Config
 from pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
+from pipeline.llm import LLMClient
 from pipeline.review import (
     Decision,
     Prepared,
@@ -146,33 +148,30 @@ def _load_state(
     return TicketState.model_validate(recorded) if recorded else None
 
 
+def _with_llm(
+    services: Services, config: Config, wanted: bool,
+    call: Callable[[LLMClient | None], StructureOutcome | RenderOutcome],
+) -> dict[str, Any]:
+    """One LLM stage as a step: a client for this call only (closed whatever happens), usage counted."""
+    llm = services.llm_factory(config.llm) if wanted else None
+    try:
+        outcome = call(llm)
+    finally:
+        if llm is not None:
+            llm.close()
+    metrics.count_llm_usage(outcome.calls)
+    return outcome.model_dump(mode="json")
+
+
 def _fresh_review(
     step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str
 ) -> ReviewResult:
-    def structure_call() -> dict[str, Any]:
-        llm = services.llm_factory(config.llm)
-        try:
-            outcome = call_structure(prepared, config, llm)
-        finally:
-            if llm is not None:
-                llm.close()
-        metrics.count_llm_usage(outcome.calls)
-        return outcome.model_dump(mode="json")
-
-    structure = StructureOutcome.model_validate(io(step, "llm_structure", structure_call))
+    structure = StructureOutcome.model_validate(io(step, "llm_structure", lambda: _with_llm(
+        services, config, True, lambda llm: call_structure(prepared, config, llm))))
     decision: Decision = decide(prepared, structure, config)
-
-    def render_call() -> dict[str, Any]:
-        llm = services.llm_factory(config.llm) if structure.output is not None else None
-        try:
-            outcome = call_render(prepared, structure, decision, config, llm)
-        finally:
-            if llm is not None:
-                llm.close()
-        metrics.count_llm_usage(outcome.calls)
-        return outcome.model_dump(mode="json")
-
-    render = RenderOutcome.model_validate(io(step, "llm_render", render_call))
+    render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
+        services, config, structure.output is not None,
+        lambda llm: call_render(prepared, structure, decision, config, llm))))
     return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source)
 
 
