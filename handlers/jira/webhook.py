@@ -221,28 +221,19 @@ def parse_delivery(delivery_id: str, payload: dict[str, Any], identity: JiraIden
     ref = _issue_ref(payload)
     if identity.is_me(payload.get("user")):
         return Ignored(reason="change made by the bot itself")
-    if event == "jira:issue_created":
-        return Trigger(
-            delivery_id=delivery_id,
-            source="jira",
-            kind="review",
-            reason="created",
-            ref=ref,
-            actor=_user_id(payload.get("user")),
-        )
-
-    changed = _changed_fields(payload)
-    if payload.get("issue_event_type_name") == "issue_comment_edited" or "comment" in payload:
-        return Ignored(reason="comment updates are not commands")
-    if changed and changed <= {"labels"}:
-        return Ignored(reason="only labels changed")
-    if not changed & _REVIEWED_FIELDS:
-        return Ignored(reason="neither summary nor description changed")
+    if event == "jira:issue_updated":
+        changed = _changed_fields(payload)
+        if payload.get("issue_event_type_name") == "issue_comment_edited" or "comment" in payload:
+            return Ignored(reason="comment updates are not commands")
+        if changed and changed <= {"labels"}:
+            return Ignored(reason="only labels changed")
+        if not changed & _REVIEWED_FIELDS:
+            return Ignored(reason="neither summary nor description changed")
     return Trigger(
         delivery_id=delivery_id,
         source="jira",
         kind="review",
-        reason="edited",
+        reason="created" if event == "jira:issue_created" else "edited",
         ref=ref,
         actor=_user_id(payload.get("user")),
     )
