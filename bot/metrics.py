@@ -1,11 +1,20 @@
-"""Prometheus metrics. Labels are small closed sets: never a ticket, repository or delivery id."""
+"""Prometheus metrics. Labels are small closed sets: never a ticket, repository or delivery id.
+
+When `reqgate serve` runs its reviews in a child process (bot/worker_process.py) both processes count into
+prometheus-client's multiprocess files (PROMETHEUS_MULTIPROC_DIR, set before this module is imported) and
+/metrics adds them up; otherwise the counts live in this process.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 from pipeline.schemas import LLMCallRecord
 
@@ -25,7 +34,6 @@ RATE_LIMIT_WAIT = Counter(
     "reqgate_rate_limit_wait_seconds", "Seconds spent waiting to respect the trackers' write spacing and limits.",
     registry=REGISTRY,
 )
-QUEUE_DEPTH = Gauge("reqgate_queue_depth", "Deliveries waiting in the review queue.", registry=REGISTRY)
 
 for _direction in ("input", "output", "cache_read", "cache_write"):
     LLM_TOKENS.labels(direction=_direction)
@@ -33,16 +41,26 @@ for _verdict in ("ready", "needs_info", "error", "skipped"):
     REVIEWS.labels(verdict=_verdict)
 
 
-def observe_queue_depth(read: Callable[[], int]) -> None:
-    """Read the depth at scrape time; a failing read shows -1 rather than breaking the scrape."""
+class _QueueDepth(Collector):
+    """Read at scrape time from the database; a failing read shows -1 rather than breaking the scrape."""
 
-    def safe() -> float:
+    def __init__(self) -> None:
+        self.read: Callable[[], int] | None = None
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            return float(read())
+            depth = float(self.read()) if self.read is not None else 0.0
         except Exception:  # noqa: BLE001 - a scrape must never fail on a database hiccup
-            return -1.0
+            depth = -1.0
+        yield GaugeMetricFamily("reqgate_queue_depth", "Deliveries accepted and not yet started.", value=depth)
 
-    QUEUE_DEPTH.set_function(safe)
+
+_QUEUE_DEPTH = _QueueDepth()
+REGISTRY.register(_QUEUE_DEPTH)
+
+
+def observe_queue_depth(read: Callable[[], int]) -> None:
+    _QUEUE_DEPTH.read = read
 
 
 def count_llm_usage(calls: list[LLMCallRecord]) -> None:
@@ -59,5 +77,14 @@ def count_review(verdict: str, seconds: float | None) -> None:
         REVIEW_SECONDS.observe(seconds)
 
 
+def multiprocess() -> bool:
+    return bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+
 def exposition() -> tuple[bytes, str]:
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    if not multiprocess():
+        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    registry.register(_QUEUE_DEPTH)
+    return generate_latest(registry), CONTENT_TYPE_LATEST

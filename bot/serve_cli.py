@@ -11,7 +11,10 @@ import argparse
 import hashlib
 import hmac
 import json
+import os
+import signal
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ def add_serve_parser(subparsers: Any) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--worker-child", action="store_true", help=argparse.SUPPRESS)
     serve.set_defaults(handler=run_serve)
 
 
@@ -48,18 +52,55 @@ def add_replay_parser(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    from bot import worker_process
 
-    from bot import logging as bot_logging
-    from bot.wiring import build
-
+    ready_fd = worker_process.become_child() if args.worker_child else None
     try:
         settings = Settings()
         settings.check_serveable()
+        if settings.role == "all" and settings.uses_sqlite:
+            _share_metrics(settings.data_dir / "metrics")
+        from bot.wiring import build
+
         runtime = build(settings)
     except (SettingsError, ValidationError, ValueError) as exc:
         print(f"reqgate serve: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if ready_fd is not None:
+        return _run_worker_child(runtime, ready_fd)
+    return _run_web(runtime, args)
+
+
+def _share_metrics(directory: Path) -> None:
+    """Counts from the worker child and this process, added up at /metrics (bot/metrics.py). Set before
+    prometheus-client is imported; a previous run's files are stale and go."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory.resolve())
+
+
+def _run_worker_child(runtime: Any, ready_fd: int) -> int:
+    from bot import logging as bot_logging
+    from bot import worker_process
+
+    bot_logging.configure(runtime.settings.log_level)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    runtime.start()
+    worker_process.report_ready(ready_fd)
+    stop.wait()
+    runtime.close()
+    return EXIT_OK
+
+
+def _run_web(runtime: Any, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from bot import logging as bot_logging
+
+    settings = runtime.settings
     bot_logging.configure(settings.log_level)
     bot_logging.get_logger("reqgate").info(
         "serving", host=args.host, port=args.port, role=settings.role,

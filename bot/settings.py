@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import url as sa_url
 
 Role = Literal["all", "web", "worker"]
 
@@ -63,6 +64,15 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             return self.database_url.get_secret_value()
         return f"sqlite:///{(self.data_dir / 'reqgate.sqlite').resolve()}"
+
+    def inbox_path(self) -> Path | None:
+        """The SQLite file of accepted deliveries (bot/inbox.py), beside the database; None with a server
+        database, whose web replicas have no disk of their own to keep deliveries on."""
+        url = sa_url.make_url(self.system_database_url())
+        if url.get_backend_name() != "sqlite" or not url.database:
+            return None
+        database = Path(url.database)
+        return database.with_name(f"{database.stem}-inbox.sqlite")
 
     @property
     def uses_sqlite(self) -> bool:

@@ -9,9 +9,9 @@ recorded step.
 
 from __future__ import annotations
 
-import queue
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,6 +19,7 @@ from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions
 from dbos import error as dbos_error
 
 from bot import flow
+from bot.inbox import InboxFile, Pump
 from bot.logging import bind, get_logger
 from bot.settings import Settings
 from bot.state import sqlalchemy_url
@@ -69,85 +70,42 @@ def _sqlite_engine(url: str, synchronous: str) -> sa.Engine:
     return engine
 
 
-class _GroupCommit:
-    """Enqueues from concurrent requests, written in batches of one transaction each.
-
-    A webhook's acknowledgement is mostly the commit of its enqueue. One thread takes whatever requests are
-    waiting and enqueues them all in a single transaction through DBOS's client, so a burst pays one commit
-    (and one turn at SQLite's single writer lock) instead of one per delivery. Each request still learns
-    whether its own delivery was new or a duplicate, and only after the commit that made it durable.
-    """
-
-    MAX_BATCH = 128
-
-    def __init__(self, client: DBOSClient, engine: sa.Engine) -> None:
-        self.client = client
-        self.engine = engine
-        self.pending: queue.Queue[tuple[Trigger, Future[bool]] | None] = queue.Queue()
-        self.thread = threading.Thread(target=self._run, name="reqgate-enqueue", daemon=True)
-        self.thread.start()
-
-    def submit(self, trigger: Trigger) -> bool:
-        future: Future[bool] = Future()
-        self.pending.put((trigger, future))
-        return future.result(timeout=60)
-
-    def close(self) -> None:
-        self.pending.put(None)
-        self.thread.join(timeout=10)
-
-    def _run(self) -> None:
-        while True:
-            first = self.pending.get()
-            if first is None:
-                return
-            batch = [first]
-            while len(batch) < self.MAX_BATCH:
-                try:
-                    item = self.pending.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self.pending.put(None)
-                    break
-                batch.append(item)
-            self._write(batch)
-
-    def _write(self, batch: list[tuple[Trigger, Future[bool]]]) -> None:
-        fresh: list[bool] = []
-        try:
-            with self.engine.begin() as conn:
-                for trigger, _future in batch:
-                    options: EnqueueOptions = {
-                        "workflow_name": WORKFLOW_NAME,
-                        "queue_name": QUEUE_NAME,
-                        "workflow_id": trigger.workflow_id,
-                        "workflow_id_reuse_policy": "reject",
-                        "queue_partition_key": trigger.ref.queue_key,
-                    }
-                    try:
-                        self.client.enqueue_in_transaction(conn, options, trigger.model_dump(mode="json"))
-                        fresh.append(True)
-                    except dbos_error.DBOSWorkflowIDInUseError:
-                        fresh.append(False)
-        except Exception as exc:  # noqa: BLE001 - every waiting request must hear about the failure
-            for _trigger, future in batch:
-                future.set_exception(exc)
-            return
-        for (_trigger, future), is_new in zip(batch, fresh, strict=True):
-            future.set_result(is_new)
+def _enqueue_all(client: DBOSClient, engine: sa.Engine, triggers: Sequence[Trigger]) -> list[bool]:
+    """Enqueue a batch in one transaction; False for each whose workflow id is already taken."""
+    fresh: list[bool] = []
+    with engine.begin() as conn:
+        for trigger in triggers:
+            options: EnqueueOptions = {
+                "workflow_name": WORKFLOW_NAME,
+                "queue_name": QUEUE_NAME,
+                "workflow_id": trigger.workflow_id,
+                "workflow_id_reuse_policy": "reject",
+                "queue_partition_key": trigger.ref.queue_key,
+            }
+            try:
+                client.enqueue_in_transaction(conn, options, trigger.model_dump(mode="json"))
+                fresh.append(True)
+            except dbos_error.DBOSWorkflowIDInUseError:
+                fresh.append(False)
+    return fresh
 
 
 class Engine:
-    """The DBOS runtime of this process (a process has one): the `Dispatcher` of bot/app.py."""
+    """The DBOS runtime of this process (a process has one): the queue workers and, with SQLite, the inbox pump.
+
+    `launch(workers=False)` is for a web process on a server database: it enqueues through DBOS (bot/app.py
+    answers only after that commit) but runs no workflow.
+    """
 
     def __init__(self, settings: Settings, services: Services) -> None:
         self.settings = settings
         self.services = services
         self._launched = False
-        self._enqueuer: _GroupCommit | None = None
+        self._workers = False
+        self._pump: Pump | None = None
+        self._enqueue: Callable[[Sequence[Trigger]], list[bool]] | None = None
 
-    def launch(self) -> None:
+    def launch(self, workers: bool = True) -> None:
         global _services
         _services = self.services
         # The state store (bot/state.py) has already created the SQLite file, its folder and its WAL mode.
@@ -161,7 +119,7 @@ class Engine:
         if self.settings.executor_id:
             config["executor_id"] = self.settings.executor_id
         DBOS(config=config)
-        if self.settings.role == "web":
+        if not workers:
             DBOS.listen_queues([])
         DBOS.launch()
         DBOS.register_queue(
@@ -171,26 +129,34 @@ class Engine:
             polling_interval_sec=self.settings.queue_poll_s,
             on_conflict="always_update",
         )
-        self._enqueuer = _GroupCommit(DBOSClient(system_database_engine=engine, application_name="reqgate"),
-                                      engine)
+        self._enqueue = partial(_enqueue_all, DBOSClient(system_database_engine=engine, application_name="reqgate"),
+                                engine)
+        inbox_path = self.settings.inbox_path()
+        if workers and inbox_path is not None:
+            self._pump = Pump(InboxFile(inbox_path, self.settings.sqlite_synchronous), self._enqueue,
+                              poll_s=min(self.settings.queue_poll_s, 0.25))
+            self._pump.start()
         self._launched = True
-        log.info("engine_launched", role=self.settings.role, queue=QUEUE_NAME,
+        self._workers = workers
+        log.info("engine_launched", workers=workers, queue=QUEUE_NAME,
                  database="sqlite" if self.settings.uses_sqlite else "postgres")
 
-    def enqueue(self, trigger: Trigger) -> bool:
-        if self._enqueuer is None:
+    def enqueue_batch(self, triggers: Sequence[Trigger]) -> list[bool]:
+        if self._enqueue is None:
             raise RuntimeError("the workflow engine is not launched")
-        return self._enqueuer.submit(trigger)
+        return self._enqueue(triggers)
+
+    def wake_pump(self) -> None:
+        if self._pump is not None:
+            self._pump.wake.set()
 
     def ready(self) -> str | None:
         if not self._launched:
             return "the workflow engine is not launched"
-        try:
-            self.services.state.ping()
-        except Exception as exc:  # noqa: BLE001 - any failure means not ready
-            return f"the database is not reachable ({type(exc).__name__})"
-        if self.settings.role != "web" and not self.workers_running():
+        if self._workers and not self.workers_running():
             return "the queue worker is not running"
+        if self._pump is not None and not self._pump.alive():
+            return "the inbox pump has stopped"
         return None
 
     @staticmethod
@@ -198,18 +164,23 @@ class Engine:
         # DBOS names the thread that dequeues a queue after it; it is the only sign that workers poll.
         return any(t.name == f"queue-worker-{QUEUE_NAME}" and t.is_alive() for t in threading.enumerate())
 
-    @staticmethod
-    def queue_depth() -> int:
-        waiting = DBOS.list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
-                                             load_output=False)
-        return len(waiting)
-
     def shutdown(self) -> None:
         global _services
-        if self._enqueuer is not None:
-            self._enqueuer.close()
-            self._enqueuer = None
+        if self._pump is not None:
+            self._pump.stop()
+            self._pump = None
         if self._launched:
             DBOS.destroy(workflow_completion_timeout_sec=5)
             self._launched = False
         _services = None
+
+
+def queued_count(settings: Settings) -> int:
+    """Workflows waiting in the queue, read with a client: the process asking may run no DBOS runtime."""
+    client = DBOSClient(system_database_url=settings.system_database_url(), application_name="reqgate")
+    try:
+        waiting = client.list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
+                                               load_output=False)
+    finally:
+        client.destroy()
+    return len(waiting)

@@ -10,11 +10,13 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bot import commands, steps
+from bot.inbox import InboxFile, Intake
 from bot.settings import Settings
 from bot.state import StateStore
 from bot.steps import Outcome, Services
@@ -110,19 +112,44 @@ def no_retry_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(steps, "RETRY_PAUSES_S", (0.0,))
 
 
+@dataclass
+class InProcess:
+    """The web side's intake and the workers in one process, as `reqgate serve` on a server database runs."""
+
+    engine: Engine
+    intake: Intake
+
+    @classmethod
+    def launch(cls, settings: Settings, services: Services) -> InProcess:
+        engine = Engine(settings, services)
+        engine.launch()
+        inbox_path = settings.inbox_path()
+        assert inbox_path is not None
+        return cls(engine, Intake(InboxFile(inbox_path), written=engine.wake_pump))
+
+    def enqueue(self, trigger: Trigger) -> bool:
+        return self.intake.enqueue(trigger)
+
+    def ready(self) -> str | None:
+        return self.intake.ready() or self.engine.ready()
+
+    def close(self) -> None:
+        self.intake.close()
+        self.engine.shutdown()
+
+
 @pytest.fixture
-def engine(tmp_path: Path, no_retry_pauses: None) -> Iterator[tuple[Engine, MemoryTracker]]:
+def engine(tmp_path: Path, no_retry_pauses: None) -> Iterator[tuple[InProcess, MemoryTracker]]:
     tracker = MemoryTracker()
     settings = Settings(data_dir=tmp_path, queue_poll_s=0.05, github_token="x")
     state = StateStore.connect(settings.system_database_url())
-    engine = Engine(settings, Services(trackers={"github": tracker}, state=state, llm_factory=lambda _s: None))
-    engine.launch()
-    yield engine, tracker
-    engine.shutdown()
+    bot = InProcess.launch(settings, Services(trackers={"github": tracker}, state=state, llm_factory=lambda _s: None))
+    yield bot, tracker
+    bot.close()
     state.close()
 
 
-def wait_for(engine: Engine, workflow_id: str, timeout: float = 30.0) -> Outcome:
+def wait_for(engine: InProcess, workflow_id: str, timeout: float = 30.0) -> Outcome:
     from dbos import DBOS
 
     deadline = time.monotonic() + timeout
@@ -136,7 +163,7 @@ def wait_for(engine: Engine, workflow_id: str, timeout: float = 30.0) -> Outcome
     raise AssertionError(f"{workflow_id} did not finish")
 
 
-def test_review_publishes_one_comment_and_one_label(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_review_publishes_one_comment_and_one_label(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
     assert eng.enqueue(trigger("d1"))
@@ -147,7 +174,7 @@ def test_review_publishes_one_comment_and_one_label(engine: tuple[Engine, Memory
     assert eng.ready() is None
 
 
-def test_same_delivery_twice_runs_once(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_same_delivery_twice_runs_once(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
     assert eng.enqueue(trigger("d1")) is True
@@ -159,21 +186,20 @@ def test_same_delivery_twice_runs_once(engine: tuple[Engine, MemoryTracker]) -> 
 
 @pytest.fixture
 def llm_engine(tmp_path: Path, no_retry_pauses: None, fake_anthropic: FakeAnthropic,
-               fast_llm_settings: LLMSettings) -> Iterator[tuple[Engine, MemoryTracker]]:
+               fast_llm_settings: LLMSettings) -> Iterator[tuple[InProcess, MemoryTracker]]:
     tracker = MemoryTracker()
     settings = Settings(data_dir=tmp_path, queue_poll_s=0.05, github_token="x")
     state = StateStore.connect(settings.system_database_url())
     services = Services(trackers={"github": tracker}, state=state,
                         llm_factory=lambda _s: LLMClient("sk-ant-fake", fast_llm_settings, base_url=fake_anthropic.url))
-    engine = Engine(settings, services)
-    engine.launch()
-    yield engine, tracker
-    engine.shutdown()
+    bot = InProcess.launch(settings, services)
+    yield bot, tracker
+    bot.close()
     state.close()
 
 
 def test_unchanged_recheck_is_served_from_the_stored_review(
-    llm_engine: tuple[Engine, MemoryTracker], fake_anthropic: FakeAnthropic
+    llm_engine: tuple[InProcess, MemoryTracker], fake_anthropic: FakeAnthropic
 ) -> None:
     eng, tracker = llm_engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
@@ -194,7 +220,7 @@ def test_unchanged_recheck_is_served_from_the_stored_review(
 
 
 def test_recheck_after_an_llm_outage_asks_the_llm_again(
-    llm_engine: tuple[Engine, MemoryTracker], fake_anthropic: FakeAnthropic
+    llm_engine: tuple[InProcess, MemoryTracker], fake_anthropic: FakeAnthropic
 ) -> None:
     eng, tracker = llm_engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
@@ -208,7 +234,7 @@ def test_recheck_after_an_llm_outage_asks_the_llm_again(
     assert len(tracker.comments) == 1
 
 
-def test_events_for_one_ticket_run_one_after_the_other(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_events_for_one_ticket_run_one_after_the_other(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)
     tracker.add("2", "Import tasks", GOOD_BODY)
@@ -230,7 +256,7 @@ def test_events_for_one_ticket_run_one_after_the_other(engine: tuple[Engine, Mem
         assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(spans))
 
 
-def test_unauthorised_command_gets_a_reply_and_no_review(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_unauthorised_command_gets_a_reply_and_no_review(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export", GOOD_BODY)
     tracker.authorised = False
@@ -240,7 +266,7 @@ def test_unauthorised_command_gets_a_reply_and_no_review(engine: tuple[Engine, M
     assert "fetch_ticket" not in tracker.calls and not tracker.comments
 
 
-def test_help_unknown_and_config_commands_reply(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_help_unknown_and_config_commands_reply(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export", GOOD_BODY)
     tracker.config_text = "threshold: 80\nchecks:\n  wording.vague: {default: warn}\n"
@@ -259,7 +285,7 @@ def test_help_unknown_and_config_commands_reply(engine: tuple[Engine, MemoryTrac
     assert tracker.calls.count("acknowledge") == 2  # not for the unknown command
 
 
-def test_invalid_config_gives_an_error_comment_and_label(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_invalid_config_gives_an_error_comment_and_label(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export", GOOD_BODY)
     tracker.config_text = "threshold: 70\nlabels:\n  ready: ok\n  colour: red\n"
@@ -272,7 +298,7 @@ def test_invalid_config_gives_an_error_comment_and_label(engine: tuple[Engine, M
     assert "fetch_ticket" not in tracker.calls
 
 
-def test_tracker_failure_sets_the_error_label_best_effort(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_tracker_failure_sets_the_error_label_best_effort(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export", GOOD_BODY)
     tracker.fail.add("fetch_ticket")
@@ -284,7 +310,7 @@ def test_tracker_failure_sets_the_error_label_best_effort(engine: tuple[Engine, 
     assert "could not be completed" in body and "/reqgate recheck" in body
 
 
-def test_null_body_is_a_needs_info_review(engine: tuple[Engine, MemoryTracker]) -> None:
+def test_null_body_is_a_needs_info_review(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export", "")
     eng.enqueue(trigger("d1"))

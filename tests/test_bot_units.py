@@ -80,7 +80,7 @@ class Recorder:
     def __init__(self) -> None:
         self.seen: list[Trigger] = []
 
-    def enqueue(self, trigger: Trigger) -> bool:
+    async def accept(self, trigger: Trigger) -> bool:
         fresh = trigger.delivery_id not in {t.delivery_id for t in self.seen}
         self.seen.append(trigger)
         return fresh
