@@ -6,7 +6,6 @@ answers 400). Events and actions the bot does not handle are `Ignored` without l
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from typing import Any, TypeVar
 
@@ -32,7 +31,8 @@ def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
     """Check `X-Hub-Signature-256` (`sha256=<hex>`) against HMAC-SHA256 of the raw body, in constant time."""
     if not header or not header.startswith(SIGNATURE_PREFIX):
         return False
-    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode()
+    # The one-shot form runs in OpenSSL; `hmac.new` builds the HMAC in Python, several times slower.
+    expected = hmac.digest(secret.encode(), body, "sha256").hex().encode()
     # Bytes, because compare_digest refuses non-ASCII str and a header can carry anything.
     given = header[len(SIGNATURE_PREFIX) :].strip().lower().encode("utf-8", "replace")
     return hmac.compare_digest(expected, given)
