@@ -4,9 +4,11 @@
 
 What is measured: the time from sending a signed `issues.opened` delivery to receiving the answer, over
 loopback, with at most `--concurrency` requests in flight (one connection each). For `reqgate serve` that
-is the whole web path (size cap, HMAC check, JSON parse, routing, the durable enqueue into SQLite) while its
-own workers drain the queue in the same process. The bare endpoint answers 202 without reading anything:
-it is the floor set by uvicorn, Starlette and this client. Both servers are subprocesses run the same way.
+is the whole web path (size cap, HMAC check, JSON parse, routing, the durable write into the inbox, the
+INFO log line) while its worker process drains the queue. The bare endpoint answers 202 without reading
+anything: it is the floor set by uvicorn, Starlette and this client. Both servers are subprocesses run the
+same way; the client runs in a process of its own, apart from the fake GitHub and Anthropic servers that
+the workers call, so that their work does not delay the client's clock. Delivery ids are UUIDs, as GitHub's.
 
 `--review disabled` (default) sets `enabled: false` in the repository's config, so each workflow reads the
 config and stops: the workers still compete with the web side for the database and the CPU, but no review
@@ -27,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import httpx
@@ -69,7 +74,7 @@ def prepare(count: int, prefix: str) -> list[tuple[str, bytes]]:
     requests = []
     for n in range(count):
         body = json.dumps(issue_event("opened", 1 + n % ISSUES)).encode()
-        delivery = f"{prefix}-{n:05d}"
+        delivery = str(uuid.uuid5(uuid.NAMESPACE_URL, f"reqgate-bench/{prefix}/{n}"))
         head = (f"POST /webhooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 f"X-GitHub-Event: issues\r\nX-GitHub-Delivery: {delivery}\r\nX-Hub-Signature-256: {sign(body)}\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n")
@@ -118,6 +123,22 @@ async def fire(port: int, requests: list[tuple[str, bytes]], concurrency: int
     return latencies, statuses
 
 
+def fire_apart(port: int, requests: list[tuple[str, bytes]], concurrency: int
+               ) -> tuple[list[float], dict[str, int], float]:
+    """`fire` in a fresh process (this one serves the fake GitHub and Anthropic to the workers); also the
+    seconds it took."""
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        pool.submit(time.sleep, 0).result()  # the child's start-up is not part of the measurement
+        return pool.submit(_fire_sync, port, requests, concurrency).result()
+
+
+def _fire_sync(port: int, requests: list[tuple[str, bytes]], concurrency: int
+               ) -> tuple[list[float], dict[str, int], float]:
+    started = time.perf_counter()
+    latencies, statuses = asyncio.run(fire(port, requests, concurrency))
+    return latencies, statuses, time.perf_counter() - started
+
+
 def wait_ready(url: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -134,8 +155,8 @@ def run_bare(requests: list, warmup: list, concurrency: int) -> list[float]:
     process = subprocess.Popen([sys.executable, __file__, "--serve-bare", str(port)], cwd=REPO_ROOT)
     try:
         wait_ready(f"http://127.0.0.1:{port}/webhooks/github")
-        asyncio.run(fire(port, warmup, concurrency))
-        latencies, statuses = asyncio.run(fire(port, requests, concurrency))
+        fire_apart(port, warmup, concurrency)
+        latencies, statuses, _ = fire_apart(port, requests, concurrency)
         assert set(statuses.values()) == {202}, statuses
         return latencies
     finally:
@@ -173,7 +194,7 @@ def main() -> int:
         if args.review == "disabled":
             github.add_file(REPO, ".github/reqgate.yml", "enabled: false\n")
         env = {"REQGATE_GITHUB_TOKEN": github.token, "REQGATE_GITHUB_API_URL": github.url,
-               "REQGATE_LOG_LEVEL": "WARNING", "REQGATE_QUEUE_POLL_S": "1.0", **anthropic.env()}
+               "REQGATE_QUEUE_POLL_S": "1.0", **anthropic.env()}
         worker = None
         if args.topology == "split":
             env["REQGATE_ROLE"] = "web"
@@ -184,12 +205,10 @@ def main() -> int:
             worker.start()
         try:
             warmup = prepare(warmup_count, "warm")
-            asyncio.run(fire(server.port, warmup, args.concurrency))
+            fire_apart(server.port, warmup, args.concurrency)
             requests = prepare(args.deliveries, "bench")
-            started = time.perf_counter()
-            latencies, statuses = asyncio.run(fire(server.port, requests, args.concurrency))
-            elapsed = time.perf_counter() - started
-            _, duplicates = asyncio.run(fire(server.port, requests[:100], args.concurrency))
+            latencies, statuses, elapsed = fire_apart(server.port, requests, args.concurrency)
+            _, duplicates, _ = fire_apart(server.port, requests[:100], args.concurrency)
 
             accepted = {d for d, status in statuses.items() if status == 202}
             drain_started = time.monotonic()
@@ -201,7 +220,8 @@ def main() -> int:
                     break
                 time.sleep(0.5)
             drain = time.monotonic() - drain_started
-            bench_workflows = {wid: status for wid, status in workflows.items() if wid.startswith("gh:bench-")}
+            sent = {f"gh:{d}" for d, _ in requests}
+            bench_workflows = {wid: status for wid, status in workflows.items() if wid in sent}
         finally:
             server.stop()
             if worker is not None:
