@@ -58,7 +58,7 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
         settings.check_serveable()
-        if settings.role == "all" and settings.uses_sqlite:
+        if settings.workers_in_child:
             _share_metrics(settings.data_dir / "metrics")
         from bot.wiring import build
 

@@ -75,6 +75,12 @@ class Settings(BaseSettings):
         return database.with_name(f"{database.stem}-inbox.sqlite")
 
     @property
+    def workers_in_child(self) -> bool:
+        """Role `all` on a SQLite file: this process answers webhooks, a child it starts runs the reviews
+        (bot/worker_process.py)."""
+        return self.role == "all" and self.inbox_path() is not None
+
+    @property
     def uses_sqlite(self) -> bool:
         return self.system_database_url().startswith("sqlite")
 

@@ -68,7 +68,7 @@ class Identity(Generic[I]):
 @dataclass
 class Runtime:
     """What one process runs, by role: `worker` runs the reviews; `web` takes webhooks; `all` takes webhooks
-    and runs the reviews, in a child process when the database is SQLite (bot/worker_process.py)."""
+    and runs the reviews, in a child process when the database is a SQLite file (bot/worker_process.py)."""
 
     settings: Settings
     services: Services
@@ -88,24 +88,21 @@ class Runtime:
         # Informational, not a readiness condition: until the identity is known a fallback is used.
         return {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
 
-    @property
-    def workers_in_child(self) -> bool:
-        return self.settings.role == "all" and self.settings.uses_sqlite
-
     def start(self) -> None:
         settings = self.settings
-        workers_here = settings.role == "worker" or (settings.role == "all" and not self.workers_in_child)
-        self.engine_here = workers_here or not settings.uses_sqlite
+        inbox_path = settings.inbox_path()
+        workers_here = settings.role == "worker" or (settings.role == "all" and not settings.workers_in_child)
+        # Without an inbox file the web side enqueues through DBOS itself, so it needs the runtime too.
+        self.engine_here = workers_here or inbox_path is None
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":
-            inbox_path = settings.inbox_path()
             if inbox_path is not None:
                 self.intake = Intake(InboxFile(inbox_path, settings.sqlite_synchronous),
                                      written=self.engine.wake_pump)
             else:
                 self.intake = Intake(None, enqueue_batch=self.engine.enqueue_batch)
-        if self.workers_in_child:
+        if settings.workers_in_child:
             self.worker_process = WorkerProcess()
             self.worker_process.start()
         metrics.observe_queue_depth(self.queue_depth)

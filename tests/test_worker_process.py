@@ -117,3 +117,27 @@ def test_the_worker_dies_with_the_server(server: BotServer) -> None:
     [worker] = children(server.process.pid)
     server.kill()
     eventually(lambda: not alive(worker), timeout=10)
+
+
+def test_web_and_worker_roles_share_one_data_directory(github: FakeGitHub, fake_anthropic_server: FakeAnthropic,
+                                                       tmp_path: Path) -> None:
+    env = {"REQGATE_GITHUB_TOKEN": github.token, "REQGATE_GITHUB_API_URL": github.url,
+           **fake_anthropic_server.env()}
+    web = BotServer(tmp_path, {**env, "REQGATE_ROLE": "web"}, log_path=tmp_path / "web.log")
+    worker = BotServer(tmp_path, {**env, "REQGATE_ROLE": "worker"}, log_path=tmp_path / "worker.log")
+    web.start()
+    try:
+        assert web.process is not None and children(web.process.pid) == []
+        github.add_issue(REPO, title="Export workspace tasks to CSV", body=GOOD_BODY, author="Codertocat",
+                         number=3)
+        answer = web.deliver("issues", issue_event("opened", 3))
+        assert answer.status_code == 202
+        # Accepted into the inbox before any worker runs; reviewed once one does.
+        worker.start()
+        web.wait_done(answer.json()["workflow_id"])
+        assert len(github.comments(REPO, 3)) == 1
+        assert web.deliver("issues", issue_event("opened", 3), delivery=answer.json()["workflow_id"][3:]
+                           ).status_code == 200
+    finally:
+        web.stop()
+        worker.stop()
