@@ -70,6 +70,11 @@ class BatchWriter:
         self._pending.put((trigger, waiter))
         return waiter.result(timeout=timeout)
 
+    def hand_over(self, waiting: Sequence[tuple[Trigger, Waiter]]) -> None:
+        """Requests whose waiters already exist, e.g. a batch the event loop could not write itself."""
+        for item in waiting:
+            self._pending.put(item)
+
     def alive(self) -> bool:
         return self._thread.is_alive()
 
@@ -142,12 +147,14 @@ class InboxFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.synchronous = synchronous
-        with self._connect() as conn:
+        with closing(self._connect()) as conn:
             conn.executescript(_SCHEMA)
         self._local = threading.local()
+        self._at_once: sqlite3.Connection | None = None
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
+    def _connect(self, busy_timeout_s: float = 30.0, same_thread: bool = True) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
+                               check_same_thread=same_thread)
         conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode keeps every commit across a killed process; only an OS crash can lose the last.
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
@@ -159,22 +166,35 @@ class InboxFile:
             conn = self._local.conn = self._connect()
         return conn
 
-    def record(self, triggers: Sequence[Trigger]) -> list[bool]:
-        conn = self._conn()
-        now = time.time()
-        fresh: list[bool] = []
-        conn.execute("BEGIN IMMEDIATE")
+    def record_at_once(self, triggers: Sequence[Trigger]) -> list[bool] | None:
+        """`record` for the event loop's thread, which must not wait: None when another writer holds the file
+        (the caller hands the batch to the writer thread, which waits its turn). This connection never runs
+        a checkpoint, the one write that waits for the disk; the other connections do."""
+        if self._at_once is None:
+            # Used only by the loop's thread; closed at shutdown from another.
+            self._at_once = self._connect(busy_timeout_s=0, same_thread=False)
+            self._at_once.execute("PRAGMA wal_autocheckpoint=0")
         try:
-            for trigger in triggers:
-                cursor = conn.execute(
-                    "INSERT OR IGNORE INTO inbox (workflow_id, trigger_json, received_at) VALUES (?, ?, ?)",
-                    (trigger.workflow_id, trigger.model_dump_json(), now),
-                )
-                fresh.append(cursor.rowcount == 1)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+            return self.record(triggers, self._at_once)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                return None
             raise
+
+    def record(self, triggers: Sequence[Trigger], conn: sqlite3.Connection | None = None) -> list[bool]:
+        """One statement for the whole batch: per-row statements cost more Python than the insert itself."""
+        now = time.time()
+        placeholders = ",".join(["(?, ?, ?)"] * len(triggers))
+        params = [value for t in triggers for value in (t.workflow_id, t.model_dump_json(), now)]
+        inserted = {row[0] for row in (conn or self._conn()).execute(
+            f"INSERT INTO inbox (workflow_id, trigger_json, received_at) VALUES {placeholders} "
+            "ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id", params,
+        ).fetchall()}
+        fresh: list[bool] = []
+        for trigger in triggers:
+            # A delivery sent twice within one batch: only its first occurrence is new.
+            fresh.append(trigger.workflow_id in inserted)
+            inserted.discard(trigger.workflow_id)
         return fresh
 
     def waiting(self, limit: int) -> list[Waiting]:
@@ -202,6 +222,10 @@ class InboxFile:
         return cursor.rowcount
 
     def close(self) -> None:
+        """Closes the event loop's connection and the calling thread's."""
+        if self._at_once is not None:
+            self._at_once.close()
+            self._at_once = None
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -278,6 +302,11 @@ class Intake:
     With SQLite it records into the inbox (a pump in the worker process hands the rows on); with a server
     database, whose web replicas keep nothing on their own disk, it enqueues each batch directly through
     `enqueue_batch` (the web process then runs DBOS without workers).
+
+    The inbox is written from the event loop itself, once per turn of the loop for all the requests that
+    arrived in it: a commit without fsync (WAL, synchronous NORMAL) takes tens of microseconds, less than
+    handing each request to a thread and back, which at a burst cost more than the rest of the request. When
+    another writer holds the file, or every commit must reach the disk (FULL), the writer thread does it.
     """
 
     def __init__(self, inbox: InboxFile | None, enqueue_batch: Record | None = None,
@@ -290,9 +319,37 @@ class Intake:
             self.writer = BatchWriter(enqueue_batch, name="reqgate-enqueue")
         else:
             raise ValueError("an intake needs an inbox or a way to enqueue")
+        self._written = written
+        self._at_once = inbox is not None and inbox.synchronous == "NORMAL"
+        self._turn: list[tuple[Trigger, asyncio.Future[bool]]] = []
 
     async def accept(self, trigger: Trigger) -> bool:
-        return await self.writer.submit(trigger)
+        if not self._at_once:
+            return await self.writer.submit(trigger)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        if not self._turn:
+            loop.call_soon(self._record_turn)
+        self._turn.append((trigger, waiter))
+        return await waiter
+
+    def _record_turn(self) -> None:
+        batch, self._turn = self._turn, []
+        assert self.inbox is not None
+        try:
+            fresh = self.inbox.record_at_once([trigger for trigger, _ in batch])
+        except Exception as exc:  # every waiting request must hear about the failure
+            log.exception("inbox_write_failed", size=len(batch))
+            for _trigger, waiter in batch:
+                _settle(waiter, exc)
+            return
+        if fresh is None:
+            self.writer.hand_over(batch)
+            return
+        if self._written is not None:
+            self._written()
+        for (_trigger, waiter), is_new in zip(batch, fresh, strict=True):
+            _settle(waiter, is_new)
 
     def enqueue(self, trigger: Trigger) -> bool:
         return self.writer.submit_blocking(trigger)
@@ -305,3 +362,5 @@ class Intake:
 
     def close(self) -> None:
         self.writer.close()
+        if self.inbox is not None:
+            self.inbox.close()
