@@ -141,7 +141,10 @@ class Waiting:
 
 
 class InboxFile:
-    """The SQLite file of accepted deliveries. `record` runs on the writer thread; the rest on the pump's."""
+    """The SQLite file of accepted deliveries. `record` runs on the writer thread and `record_at_once` on the
+    event loop's, in the web process; the rest on the pump's, in the worker process."""
+
+    ROWS_PER_STATEMENT = 1000  # three parameters a row, well under SQLite's limit of 32,766
 
     def __init__(self, path: Path, synchronous: str = "NORMAL") -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,14 +185,18 @@ class InboxFile:
             raise
 
     def record(self, triggers: Sequence[Trigger], conn: sqlite3.Connection | None = None) -> list[bool]:
-        """One statement for the whole batch: per-row statements cost more Python than the insert itself."""
+        """One statement per batch: per-row statements cost more Python than the insert itself."""
+        conn = conn or self._conn()
         now = time.time()
-        placeholders = ",".join(["(?, ?, ?)"] * len(triggers))
-        params = [value for t in triggers for value in (t.workflow_id, t.model_dump_json(), now)]
-        inserted = {row[0] for row in (conn or self._conn()).execute(
-            f"INSERT INTO inbox (workflow_id, trigger_json, received_at) VALUES {placeholders} "
-            "ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id", params,
-        ).fetchall()}
+        inserted: set[str] = set()
+        for start in range(0, len(triggers), self.ROWS_PER_STATEMENT):
+            chunk = triggers[start:start + self.ROWS_PER_STATEMENT]
+            placeholders = ",".join(["(?, ?, ?)"] * len(chunk))
+            params = [value for t in chunk for value in (t.workflow_id, t.model_dump_json(), now)]
+            inserted.update(row[0] for row in conn.execute(
+                f"INSERT INTO inbox (workflow_id, trigger_json, received_at) VALUES {placeholders} "
+                "ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id", params,
+            ).fetchall())
         fresh: list[bool] = []
         for trigger in triggers:
             # A delivery sent twice within one batch: only its first occurrence is new.
