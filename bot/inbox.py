@@ -17,9 +17,9 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,21 +57,24 @@ class BatchWriter:
         self._record = record
         self._written = written
         self._pending: queue.SimpleQueue[tuple[Trigger, Waiter] | None] = queue.SimpleQueue()
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     async def submit(self, trigger: Trigger) -> bool:
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._pending.put((trigger, waiter))
+        self.hand_over([(trigger, waiter)])
         return await waiter
 
     def submit_blocking(self, trigger: Trigger, timeout: float = 60.0) -> bool:
         waiter: Future[bool] = Future()
-        self._pending.put((trigger, waiter))
+        self.hand_over([(trigger, waiter)])
         return waiter.result(timeout=timeout)
 
     def hand_over(self, waiting: Sequence[tuple[Trigger, Waiter]]) -> None:
         """Requests whose waiters already exist, e.g. a batch the event loop could not write itself."""
+        if self._closed:
+            raise RuntimeError("the writer is closed")
         for item in waiting:
             self._pending.put(item)
 
@@ -79,6 +82,7 @@ class BatchWriter:
         return self._thread.is_alive()
 
     def close(self) -> None:
+        self._closed = True
         self._pending.put(None)
         self._thread.join(timeout=10)
 
@@ -102,11 +106,13 @@ class BatchWriter:
     def _write(self, batch: list[tuple[Trigger, Waiter]]) -> None:
         try:
             outcomes: list[bool | BaseException] = list(self._record([trigger for trigger, _ in batch]))
-            if self._written is not None:
-                self._written()
+            if len(outcomes) != len(batch):
+                raise RuntimeError(f"{len(outcomes)} answers for a batch of {len(batch)}")
         except Exception as exc:
             log.exception("batch_write_failed", size=len(batch))
             outcomes = [exc] * len(batch)
+        else:
+            self._notify_written()
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[bool], bool | BaseException]]] = {}
         for (_trigger, waiter), outcome in zip(batch, outcomes, strict=True):
             if isinstance(waiter, asyncio.Future):
@@ -118,6 +124,15 @@ class BatchWriter:
                 loop.call_soon_threadsafe(_settle_all, settled)
             except RuntimeError:  # the loop has closed: nobody is waiting any more
                 pass
+
+
+    def _notify_written(self) -> None:
+        if self._written is None:
+            return
+        try:
+            self._written()
+        except Exception:  # the rows are committed: their senders still hear that they were accepted
+            log.exception("written_hook_failed")
 
 
 def _settle(waiter: Waiter, outcome: bool | BaseException) -> None:
@@ -132,6 +147,25 @@ def _settle(waiter: Waiter, outcome: bool | BaseException) -> None:
 def _settle_all(settled: list[tuple[asyncio.Future[bool], bool | BaseException]]) -> None:
     for waiter, outcome in settled:
         _settle(waiter, outcome)
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction on an autocommit connection, rolled back on any failure: a transaction left open
+    would keep the file's write lock, and every webhook would wait for it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:  # some errors roll back by themselves
+            conn.execute("ROLLBACK")
+        raise
+    try:
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 @dataclass(frozen=True)
@@ -189,14 +223,15 @@ class InboxFile:
         conn = conn or self._conn()
         now = time.time()
         inserted: set[str] = set()
-        for start in range(0, len(triggers), self.ROWS_PER_STATEMENT):
-            chunk = triggers[start:start + self.ROWS_PER_STATEMENT]
-            placeholders = ",".join(["(?, ?, ?)"] * len(chunk))
-            params = [value for t in chunk for value in (t.workflow_id, t.model_dump_json(), now)]
-            inserted.update(row[0] for row in conn.execute(
-                f"INSERT INTO inbox (workflow_id, trigger_json, received_at) VALUES {placeholders} "
-                "ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id", params,
-            ).fetchall())
+        with _transaction(conn):  # all of the batch or none of it, whatever the number of statements
+            for start in range(0, len(triggers), self.ROWS_PER_STATEMENT):
+                chunk = triggers[start:start + self.ROWS_PER_STATEMENT]
+                placeholders = ",".join(["(?, ?, ?)"] * len(chunk))
+                params = [value for t in chunk for value in (t.workflow_id, t.model_dump_json(), now)]
+                inserted.update(row[0] for row in conn.execute(
+                    f"INSERT INTO inbox (workflow_id, trigger_json, received_at) VALUES {placeholders} "
+                    "ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id", params,
+                ).fetchall())
         fresh: list[bool] = []
         for trigger in triggers:
             # A delivery sent twice within one batch: only its first occurrence is new.
@@ -217,9 +252,8 @@ class InboxFile:
 
     def mark_handed_off(self, seqs: Sequence[int]) -> None:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE inbox SET handed_off_at = ? WHERE seq = ?", [(time.time(), s) for s in seqs])
-        conn.execute("COMMIT")
+        with _transaction(conn):
+            conn.executemany("UPDATE inbox SET handed_off_at = ? WHERE seq = ?", [(time.time(), s) for s in seqs])
 
     def prune(self, older_than_s: float) -> int:
         """Forget handed-off rows past the window in which a sender redelivers (GitHub: three days)."""
@@ -268,13 +302,14 @@ class Pump:
     def stop(self) -> None:
         self._stop.set()
         self.wake.set()
-        self._thread.join(timeout=30)
+        if self._thread.ident is not None:
+            self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        last_prune = 0.0
+        last_prune: float | None = None
         try:
             while not self._stop.is_set():
-                if time.monotonic() - last_prune > self.PRUNE_EVERY_S:
+                if last_prune is None or time.monotonic() - last_prune > self.PRUNE_EVERY_S:
                     self._safely(lambda: self.inbox.prune(self.KEEP_S))
                     last_prune = time.monotonic()
                 if not self._safely(self._pump_once):
@@ -351,7 +386,11 @@ class Intake:
                 _settle(waiter, exc)
             return
         if fresh is None:
-            self.writer.hand_over(batch)
+            try:
+                self.writer.hand_over(batch)
+            except RuntimeError as exc:  # shutting down
+                for _trigger, waiter in batch:
+                    _settle(waiter, exc)
             return
         if self._written is not None:
             self._written()
