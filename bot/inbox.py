@@ -112,7 +112,7 @@ class BatchWriter:
             log.exception("batch_write_failed", size=len(batch))
             outcomes = [exc] * len(batch)
         else:
-            self._notify_written()
+            self.notify_written()
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[bool], bool | BaseException]]] = {}
         for (_trigger, waiter), outcome in zip(batch, outcomes, strict=True):
             if isinstance(waiter, asyncio.Future):
@@ -125,8 +125,8 @@ class BatchWriter:
             except RuntimeError:  # the loop has closed: nobody is waiting any more
                 pass
 
-
-    def _notify_written(self) -> None:
+    def notify_written(self) -> None:
+        """Tell whoever waits for new rows (a pump in this process) that a batch was committed."""
         if self._written is None:
             return
         try:
@@ -147,6 +147,11 @@ def _settle(waiter: Waiter, outcome: bool | BaseException) -> None:
 def _settle_all(settled: list[tuple[asyncio.Future[bool], bool | BaseException]]) -> None:
     for waiter, outcome in settled:
         _settle(waiter, outcome)
+
+
+def _fail_all(batch: Sequence[tuple[Trigger, Waiter]], exc: BaseException) -> None:
+    for _trigger, waiter in batch:
+        _settle(waiter, exc)
 
 
 @contextmanager
@@ -361,7 +366,6 @@ class Intake:
             self.writer = BatchWriter(enqueue_batch, name="reqgate-enqueue")
         else:
             raise ValueError("an intake needs an inbox or a way to enqueue")
-        self._written = written
         self._at_once = inbox is not None and inbox.synchronous == "NORMAL"
         self._turn: list[tuple[Trigger, asyncio.Future[bool]]] = []
 
@@ -382,18 +386,15 @@ class Intake:
             fresh = self.inbox.record_at_once([trigger for trigger, _ in batch])
         except Exception as exc:  # every waiting request must hear about the failure
             log.exception("inbox_write_failed", size=len(batch))
-            for _trigger, waiter in batch:
-                _settle(waiter, exc)
+            _fail_all(batch, exc)
             return
         if fresh is None:
             try:
                 self.writer.hand_over(batch)
             except RuntimeError as exc:  # shutting down
-                for _trigger, waiter in batch:
-                    _settle(waiter, exc)
+                _fail_all(batch, exc)
             return
-        if self._written is not None:
-            self._written()
+        self.writer.notify_written()
         for (_trigger, waiter), is_new in zip(batch, fresh, strict=True):
             _settle(waiter, is_new)
 

@@ -21,7 +21,7 @@ from bot.sources import GitHubSource, JiraSource, WebhookSource
 from bot.state import StateStore
 from bot.steps import Services
 from bot.worker_process import WorkerProcess
-from bot.workflow import Engine, queued_count
+from bot.workflow import Engine, QueueReader
 from handlers.base import Tracker, Trigger
 from handlers.github.client import ClientOptions, GitHubAuth
 from handlers.github.tracker import GitHubTracker
@@ -79,6 +79,7 @@ class Runtime:
     intake: Intake | None = None
     worker_process: WorkerProcess | None = None
     engine_here: bool = False
+    queue_reader: QueueReader | None = None
 
     def app(self) -> Starlette:
         return create_app(self.sources, self, max_body_bytes=self.settings.max_body_bytes,
@@ -98,13 +99,13 @@ class Runtime:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":
             if inbox_path is not None:
-                self.intake = Intake(InboxFile(inbox_path, settings.sqlite_synchronous),
-                                     written=self.engine.wake_pump)
+                self.intake = Intake(InboxFile(inbox_path, settings.sqlite_synchronous))
             else:
                 self.intake = Intake(None, enqueue_batch=self.engine.enqueue_batch)
         if settings.workers_in_child:
             self.worker_process = WorkerProcess()
             self.worker_process.start()
+        self.queue_reader = QueueReader(settings)
         metrics.observe_queue_depth(self.queue_depth)
         for identity in self.identities:
             identity.start(self.stop)
@@ -127,7 +128,8 @@ class Runtime:
         return None
 
     def queue_depth(self) -> int:
-        return queued_count(self.settings) + (self.intake.waiting() if self.intake is not None else 0)
+        queued = self.queue_reader.queued() if self.queue_reader is not None else 0
+        return queued + (self.intake.waiting() if self.intake is not None else 0)
 
     def close(self) -> None:
         self.stop.set()
@@ -135,6 +137,8 @@ class Runtime:
             self.intake.close()
         if self.worker_process is not None:
             self.worker_process.stop()
+        if self.queue_reader is not None:
+            self.queue_reader.close()
         self.engine.shutdown()
         for tracker in self.services.trackers.values():
             close = getattr(tracker, "close", None)

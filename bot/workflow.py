@@ -175,12 +175,23 @@ class Engine:
         _services = None
 
 
-def queued_count(settings: Settings) -> int:
-    """Workflows waiting in the queue, read with a client: the process asking may run no DBOS runtime."""
-    client = DBOSClient(system_database_url=settings.system_database_url(), application_name="reqgate")
-    try:
-        waiting = client.list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
-                                               load_output=False)
-    finally:
-        client.destroy()
-    return len(waiting)
+class QueueReader:
+    """Counts the workflows waiting in the queue with a client of its own, made at the first scrape and kept:
+    the process asking may run no DBOS runtime."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._client: DBOSClient | None = None
+
+    def queued(self) -> int:
+        if self._client is None:
+            self._client = DBOSClient(system_database_url=self.settings.system_database_url(),
+                                      application_name="reqgate")
+        waiting = self._client.list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
+                                                     load_output=False)
+        return len(waiting)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.destroy()
+            self._client = None
