@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipeline.config import Config
-from pipeline.config_loader import load_default_config
-from pipeline.llm import LLMReply, Turn
-from pipeline.render_prd import template_prd
-from pipeline.review import review
-from pipeline.schemas import (
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.llm import LLMReply, Turn
+from reqgate.pipeline.render_prd import template_prd
+from reqgate.pipeline.review import review
+from reqgate.pipeline.schemas import (
     EvidencedItem,
     GateDecision,
     LLMCallRecord,

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.config_loader import load_default_config
-from pipeline.rules import parse_story, run_rules
-from pipeline.rules.text import decode_bytes
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.rules import parse_story, run_rules
+from reqgate.pipeline.rules.text import decode_bytes
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "data"

@@ -20,10 +20,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot import metrics
-from bot.logging import get_logger
-from bot.sources import WebhookSource
-from handlers.base import Ignored, Trigger
+from reqgate.bot import metrics
+from reqgate.bot.logging import get_logger
+from reqgate.bot.sources import WebhookSource
+from reqgate.handlers.base import Ignored, Trigger
 
 log = get_logger("reqgate.web")
 

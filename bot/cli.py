@@ -7,13 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-from bot.logging import configure as configure_logging
-from bot.serve_cli import add_replay_parser, add_serve_parser
-from pipeline.cache import FileCache, default_cache_dir
-from pipeline.config_loader import ConfigError, load_config, read_layer
-from pipeline.llm import LLMClient
-from pipeline.review import review
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.bot.logging import configure as configure_logging
+from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
+from reqgate.pipeline.cache import FileCache, default_cache_dir
+from reqgate.pipeline.config_loader import ConfigError, load_config, read_layer
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.review import review
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 EXIT_READY, EXIT_NEEDS_INFO, EXIT_BAD_INPUT = 0, 1, 2
 

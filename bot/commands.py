@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from bot.steps import Outcome, Services, StepFailed, StepRunner, io, load_config
-from handlers.base import Tracker, Trigger
-from handlers.commands import HELP_TEXT
-from pipeline.config_loader import ConfigError, LoadedConfig
+from reqgate.bot.steps import Outcome, Services, StepFailed, StepRunner, io, load_config
+from reqgate.handlers.base import Tracker, Trigger
+from reqgate.handlers.commands import HELP_TEXT
+from reqgate.pipeline.config_loader import ConfigError, LoadedConfig
 
 _SECRET_KEY_RE = re.compile(r"(secret|token|password|passwd|api_?key|private_?key|credential)", re.IGNORECASE)
 HIDDEN = "(hidden)"

@@ -11,17 +11,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from bot import commands, metrics
-from bot.logging import get_logger
-from bot.state import TicketState
-from bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config
-from handlers.base import TicketRef, Tracker, Trigger
-from handlers.filters import skip_reason
-from handlers.publish import cap_comment, label_changes
-from pipeline.config import Config
-from pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
-from pipeline.llm import LLMClient
-from pipeline.review import (
+from reqgate.bot import commands, metrics
+from reqgate.bot.logging import get_logger
+from reqgate.bot.state import TicketState
+from reqgate.bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config
+from reqgate.handlers.base import TicketRef, Tracker, Trigger
+from reqgate.handlers.filters import skip_reason
+from reqgate.handlers.publish import cap_comment, label_changes
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.review import (
     Decision,
     Prepared,
     assemble,
@@ -33,7 +33,7 @@ from pipeline.review import (
     replay_cached,
     reusable,
 )
-from pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
+from reqgate.pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
 
 log = get_logger("reqgate.flow")
 

@@ -23,8 +23,8 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.logging import get_logger
-from handlers.base import Trigger
+from reqgate.bot.logging import get_logger
+from reqgate.handlers.base import Trigger
 
 log = get_logger("reqgate.inbox")
 

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import structlog
 
-from pipeline.guardrail import mask
+from reqgate.pipeline.guardrail import mask
 
 # Any key containing one of these words is dropped whole: a payload body or a credential has no safe part.
 _FORBIDDEN_KEY_PARTS = ("body", "payload", "token", "secret", "password", "authorization", "private_key",

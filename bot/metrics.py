@@ -16,7 +16,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from pipeline.schemas import LLMCallRecord
+from reqgate.pipeline.schemas import LLMCallRecord
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 

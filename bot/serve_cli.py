@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from bot.settings import Settings, SettingsError
+from reqgate.bot.settings import Settings, SettingsError
 
 DEFAULT_REPLAY_URL = "http://127.0.0.1:8000/webhooks/github"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -52,7 +52,7 @@ def add_replay_parser(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from bot import worker_process
+    from reqgate.bot import worker_process
 
     ready_fd = worker_process.become_child() if args.worker_child else None
     try:
@@ -60,7 +60,7 @@ def run_serve(args: argparse.Namespace) -> int:
         settings.check_serveable()
         if settings.workers_in_child:
             _share_metrics(settings.data_dir / "metrics")
-        from bot.wiring import build
+        from reqgate.bot.wiring import build
 
         runtime = build(settings)
     except (SettingsError, ValidationError, ValueError) as exc:
@@ -81,8 +81,8 @@ def _share_metrics(directory: Path) -> None:
 
 
 def _run_worker_child(runtime: Any, ready_fd: int) -> int:
-    from bot import logging as bot_logging
-    from bot import worker_process
+    from reqgate.bot import logging as bot_logging
+    from reqgate.bot import worker_process
 
     bot_logging.configure(runtime.settings.log_level)
     stop = threading.Event()
@@ -98,7 +98,7 @@ def _run_worker_child(runtime: Any, ready_fd: int) -> int:
 def _run_web(runtime: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from bot import logging as bot_logging
+    from reqgate.bot import logging as bot_logging
 
     settings = runtime.settings
     bot_logging.configure(settings.log_level)

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from handlers.base import Ignored, TrackerName, Trigger
-from handlers.github import webhook as github_webhook
-from handlers.jira import webhook as jira_webhook
+from reqgate.handlers.base import Ignored, TrackerName, Trigger
+from reqgate.handlers.github import webhook as github_webhook
+from reqgate.handlers.jira import webhook as jira_webhook
 
 Headers = Mapping[str, str]
 

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy.dialects import postgresql, sqlite
 
-from pipeline.schemas import ReviewResult
+from reqgate.pipeline.schemas import ReviewResult
 
 _METADATA = sa.MetaData()
 TICKET_STATE = sa.Table(

@@ -15,12 +15,12 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.logging import get_logger, scrub_text
-from bot.state import StateStore
-from handlers.base import TicketRef, Tracker, Trigger
-from pipeline.config import Config, LLMSettings
-from pipeline.config_loader import ConfigError, ConfigProblem, LoadedConfig
-from pipeline.llm import LLMClient
+from reqgate.bot.logging import get_logger, scrub_text
+from reqgate.bot.state import StateStore
+from reqgate.handlers.base import TicketRef, Tracker, Trigger
+from reqgate.pipeline.config import Config, LLMSettings
+from reqgate.pipeline.config_loader import ConfigError, ConfigProblem, LoadedConfig
+from reqgate.pipeline.llm import LLMClient
 
 log = get_logger("reqgate.flow")
 

@@ -12,22 +12,22 @@ from typing import Any, Generic, TypeVar
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 
-from bot import metrics
-from bot.app import create_app
-from bot.inbox import InboxFile, Intake
-from bot.logging import get_logger
-from bot.settings import Settings
-from bot.sources import GitHubSource, JiraSource, WebhookSource
-from bot.state import StateStore
-from bot.steps import Services
-from bot.worker_process import WorkerProcess
-from bot.workflow import Engine, QueueReader
-from handlers.base import Tracker, Trigger
-from handlers.github.client import ClientOptions, GitHubAuth
-from handlers.github.tracker import GitHubTracker
-from handlers.github.webhook import BotIdentity
-from handlers.jira.tracker import JiraTracker
-from handlers.jira.webhook import JiraIdentity
+from reqgate.bot import metrics
+from reqgate.bot.app import create_app
+from reqgate.bot.inbox import InboxFile, Intake
+from reqgate.bot.logging import get_logger
+from reqgate.bot.settings import Settings
+from reqgate.bot.sources import GitHubSource, JiraSource, WebhookSource
+from reqgate.bot.state import StateStore
+from reqgate.bot.steps import Services
+from reqgate.bot.worker_process import WorkerProcess
+from reqgate.bot.workflow import Engine, QueueReader
+from reqgate.handlers.base import Tracker, Trigger
+from reqgate.handlers.github.client import ClientOptions, GitHubAuth
+from reqgate.handlers.github.tracker import GitHubTracker
+from reqgate.handlers.github.webhook import BotIdentity
+from reqgate.handlers.jira.tracker import JiraTracker
+from reqgate.handlers.jira.webhook import JiraIdentity
 
 log = get_logger("reqgate.wiring")
 I = TypeVar("I")

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from bot.logging import get_logger
+from reqgate.bot.logging import get_logger
 
 log = get_logger("reqgate.worker_process")
 
@@ -30,7 +30,7 @@ _PR_SET_PDEATHSIG = 1
 
 class WorkerProcess:
     def __init__(self, argv: Sequence[str] | None = None) -> None:
-        self.argv = list(argv or [sys.executable, "-m", "bot.cli", "serve", "--worker-child"])
+        self.argv = list(argv or [sys.executable, "-m", "reqgate.bot.cli", "serve", "--worker-child"])
         self._process: subprocess.Popen[bytes] | None = None
         self._ready = threading.Event()
         self._stopping = threading.Event()

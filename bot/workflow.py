@@ -18,13 +18,13 @@ import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions
 from dbos import error as dbos_error
 
-from bot import flow
-from bot.inbox import InboxFile, Pump
-from bot.logging import bind, get_logger
-from bot.settings import Settings
-from bot.state import sqlalchemy_url
-from bot.steps import Services
-from handlers.base import Trigger
+from reqgate.bot import flow
+from reqgate.bot.inbox import InboxFile, Pump
+from reqgate.bot.logging import bind, get_logger
+from reqgate.bot.settings import Settings
+from reqgate.bot.state import sqlalchemy_url
+from reqgate.bot.steps import Services
+from reqgate.handlers.base import Trigger
 
 QUEUE_NAME = "reqgate-deliveries"
 WORKFLOW_NAME = "reqgate.delivery"

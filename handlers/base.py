@@ -10,8 +10,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.config_loader import LoadedConfig
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config_loader import LoadedConfig
+from reqgate.pipeline.schemas import RequirementPacket
 
 TrackerName = Literal["github", "jira"]
 CommandName = Literal["recheck", "help", "config", "unknown"]

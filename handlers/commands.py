@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers.base import CommandName
+from reqgate.handlers.base import CommandName
 
 COMMAND_PREFIX = "/reqgate"
 _BY_WORD: dict[str, CommandName] = {"recheck": "recheck", "help": "help", "config": "config"}

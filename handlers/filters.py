@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.config import Config
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.schemas import RequirementPacket
 
 
 def _folded(values: list[str]) -> set[str]:

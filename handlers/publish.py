@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from pipeline.comment import MARKER
-from pipeline.config import Labels
-from pipeline.schemas import Verdict
+from reqgate.pipeline.comment import MARKER
+from reqgate.pipeline.config import Labels
+from reqgate.pipeline.schemas import Verdict
 
 # The comment frame built by the pipeline starts with exactly this line; it is how the bot finds its comment.
 STICKY_MARKER = MARKER

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from pipeline.schemas import ReviewResult
+from reqgate.pipeline.schemas import ReviewResult
 
 
 class ResultCache(Protocol):

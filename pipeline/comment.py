@@ -3,7 +3,7 @@ the model writes nothing here but the PRD section that is slotted in."""
 
 from __future__ import annotations
 
-from pipeline.schemas import Finding, GateDecision, ScoreReport, TicketType, Trace
+from reqgate.pipeline.schemas import Finding, GateDecision, ScoreReport, TicketType, Trace
 
 MARKER = "<!-- reqgate:review v1 -->"
 VERSION = "0.1"

@@ -9,14 +9,15 @@ import copy
 import hashlib
 import json
 import re
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pipeline.schemas import Mode, TicketType
+from reqgate.pipeline.schemas import Mode, TicketType
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+# Package data of reqgate.config, read through importlib.resources so an installed wheel finds it too.
+CONFIG_DIR = resources.files("reqgate.config")
 DEFAULTS_PATH = CONFIG_DIR / "defaults.yml"
 SCHEMA_PATH = CONFIG_DIR / "reqgate.schema.json"
 

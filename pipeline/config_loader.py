@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pipeline.config import DEFAULTS_PATH, Config, deep_merge
+from reqgate.pipeline.config import DEFAULTS_PATH, Config, deep_merge
 
 EXTENDS_KEY = "_extends"
 

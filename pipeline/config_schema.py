@@ -1,13 +1,14 @@
 """The published JSON Schema of `reqgate.yml`: the Config model with every key optional, since a
-repository file only overrides the defaults. `python -m pipeline.config_schema` rewrites the file."""
+repository file only overrides the defaults. `python -m reqgate.pipeline.config_schema` rewrites the file."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from pipeline.config import SCHEMA_PATH, Config
-from pipeline.config_loader import EXTENDS_KEY
+from reqgate.pipeline.config import SCHEMA_PATH, Config
+from reqgate.pipeline.config_loader import EXTENDS_KEY
 
 
 def _optional_everywhere(node: Any) -> Any:
@@ -34,5 +35,7 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    SCHEMA_PATH.write_text(render(), encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
+    # Run from a source checkout (editable install), where the package data is the config/ folder itself.
+    target = Path(str(SCHEMA_PATH))
+    target.write_text(render(), encoding="utf-8")
+    print(f"wrote {target}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.schemas import Finding, GateDecision, ScoreReport
+from reqgate.pipeline.schemas import Finding, GateDecision, ScoreReport
 
 INJECTION_REASON = (
     "The ticket contains text that reads like instructions to the reviewer (possible prompt injection); "

@@ -21,8 +21,8 @@ from typing import Any, Literal
 import anthropic
 import structlog
 
-from pipeline.config import LLMSettings, Price
-from pipeline.schemas import LLMCallRecord
+from reqgate.pipeline.config import LLMSettings, Price
+from reqgate.pipeline.schemas import LLMCallRecord
 
 CallName = Literal["structure", "structure_reask", "render", "render_reask"]
 

@@ -12,11 +12,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib import resources
 
 import yaml
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = resources.files("reqgate.prompts")
 PROMPT_NAMES = ("structure", "structure_reask", "render", "render_reask")
 
 _USER_MARKER = re.compile(r"^%% user[ \t]*$", re.MULTILINE)

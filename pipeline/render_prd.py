@@ -13,10 +13,10 @@ import re
 
 import structlog
 
-from pipeline.config import Config
-from pipeline.llm import LLMClient, LLMError, LLMReply, Turn
-from pipeline.prompts import load_prompt, wrap_untrusted
-from pipeline.schemas import (
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
+from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
+from reqgate.pipeline.schemas import (
     EvidencedItem,
     GateDecision,
     LLMCallRecord,

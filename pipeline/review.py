@@ -14,17 +14,17 @@ import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
-from pipeline import comment as frame
-from pipeline import gate, scoring
-from pipeline.cache import ResultCache
-from pipeline.comment import error_comment
-from pipeline.config import Config
-from pipeline.guardrail import screen
-from pipeline.llm import LLMClient
-from pipeline.prompts import PROMPT_VERSION
-from pipeline.render_prd import render_prd, template_prd
-from pipeline.rules import criteria, guess_type, parse_story, run_rules
-from pipeline.schemas import (
+from reqgate.pipeline import comment as frame
+from reqgate.pipeline import gate, scoring
+from reqgate.pipeline.cache import ResultCache
+from reqgate.pipeline.comment import error_comment
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.guardrail import screen
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.prompts import PROMPT_VERSION
+from reqgate.pipeline.render_prd import render_prd, template_prd
+from reqgate.pipeline.rules import criteria, guess_type, parse_story, run_rules
+from reqgate.pipeline.schemas import (
     EvidencedItem,
     Finding,
     GateDecision,
@@ -42,7 +42,7 @@ from pipeline.schemas import (
     Trace,
     UserStory,
 )
-from pipeline.structure import run_structure
+from reqgate.pipeline.structure import run_structure
 
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.config import Config, Rubric
-from pipeline.schemas import DimensionScore, Finding, Rating, ScoreReport, TicketType
+from reqgate.pipeline.config import Config, Rubric
+from reqgate.pipeline.schemas import DimensionScore, Finding, Rating, ScoreReport, TicketType
 
 # How much one finding lowers its dimension's 0-5 rating. An error empties the dimension on its own.
 FINDING_PENALTY = {"error": 5.0, "warn": 3.0, "info": 1.0, "off": 0.0}

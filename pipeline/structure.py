@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.config import Config, Rubric
-from pipeline.llm import LLMClient, LLMError, LLMReply, Turn
-from pipeline.prompts import load_prompt, wrap_untrusted
-from pipeline.schemas import (
+from reqgate.pipeline.config import Config, Rubric
+from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
+from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
+from reqgate.pipeline.schemas import (
     EvidencedItem,
     Finding,
     GuardrailReport,

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline.config import Config, LLMSettings
-from pipeline.config_loader import load_default_config
-from pipeline.llm import LLMClient
+from reqgate.pipeline.config import Config, LLMSettings
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.llm import LLMClient
 from tests.fakes.fake_anthropic import FakeAnthropic
 
 # ---------------------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ class BotServer:
         self.client = httpx.Client(base_url=self.url, timeout=10)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            [sys.executable, "-m", "reqgate.bot.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
             cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

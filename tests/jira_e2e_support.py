@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from handlers.publish import is_sticky
+from reqgate.handlers.publish import is_sticky
 from tests.e2e_support import REPO_ROOT, BotServer, sign
 from tests.fakes.fake_jira import FakeComment, FakeJira
 

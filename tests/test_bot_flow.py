@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from bot import commands, steps
-from bot.inbox import InboxFile, Intake
-from bot.settings import Settings
-from bot.state import StateStore
-from bot.steps import Outcome, Services
-from bot.workflow import Engine
-from handlers.base import TicketRef, Trigger
-from handlers.publish import is_sticky
-from pipeline.config import LLMSettings
-from pipeline.config_loader import ConfigError, LoadedConfig, load_config, parse_layer
-from pipeline.llm import LLMClient
-from pipeline.schemas import RequirementPacket
+from reqgate.bot import commands, steps
+from reqgate.bot.inbox import InboxFile, Intake
+from reqgate.bot.settings import Settings
+from reqgate.bot.state import StateStore
+from reqgate.bot.steps import Outcome, Services
+from reqgate.bot.workflow import Engine
+from reqgate.handlers.base import TicketRef, Trigger
+from reqgate.handlers.publish import is_sticky
+from reqgate.pipeline.config import LLMSettings
+from reqgate.pipeline.config_loader import ConfigError, LoadedConfig, load_config, parse_layer
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.schemas import RequirementPacket
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 GOOD_BODY = (

@@ -10,13 +10,13 @@ import pytest
 import structlog
 from starlette.testclient import TestClient
 
-from bot import logging as bot_logging
-from bot.app import create_app
-from bot.settings import Settings, SettingsError
-from bot.sources import GitHubSource, JiraSource
-from handlers.base import Trigger
-from handlers.github.webhook import BotIdentity
-from handlers.jira.webhook import JiraIdentity
+from reqgate.bot import logging as bot_logging
+from reqgate.bot.app import create_app
+from reqgate.bot.settings import Settings, SettingsError
+from reqgate.bot.sources import GitHubSource, JiraSource
+from reqgate.handlers.base import Trigger
+from reqgate.handlers.github.webhook import BotIdentity
+from reqgate.handlers.jira.webhook import JiraIdentity
 from tests.e2e_support import SECRET, comment_event, issue_event, sign
 
 

@@ -17,7 +17,7 @@ def reqgate(*args: str, stdin: bytes | None = None, env: dict[str, str] | None =
     if tmp is not None:
         base["REQGATE_CACHE_DIR"] = str(tmp / "cache")
     base.update(env or {})
-    return subprocess.run([sys.executable, "-m", "bot.cli", "review", *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "reqgate.bot.cli", "review", *args], input=stdin, capture_output=True,
                           check=False, env=base, cwd=ROOT, timeout=60)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.commands import HELP_TEXT, parse_command
+from reqgate.handlers.commands import HELP_TEXT, parse_command
 
 
 @pytest.mark.parametrize(

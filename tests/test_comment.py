@@ -1,5 +1,5 @@
-from pipeline.comment import MARKER, build_comment, error_comment, findings_table
-from pipeline.schemas import (
+from reqgate.pipeline.comment import MARKER, build_comment, error_comment, findings_table
+from reqgate.pipeline.schemas import (
     DimensionScore,
     Finding,
     GateDecision,

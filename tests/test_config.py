@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from pipeline.config import SCHEMA_PATH, deep_merge
-from pipeline.config_loader import ConfigError, load_config, parse_layer
-from pipeline.config_schema import render
-from pipeline.schemas import TicketType
+from reqgate.pipeline.config import SCHEMA_PATH, deep_merge
+from reqgate.pipeline.config_loader import ConfigError, load_config, parse_layer
+from reqgate.pipeline.config_schema import render
+from reqgate.pipeline.schemas import TicketType
 
 
 def test_defaults_load_and_cover_every_ticket_type():
@@ -69,6 +69,6 @@ def test_extends_is_taken_out_of_the_data():
 
 
 def test_published_json_schema_is_in_sync():
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), "run: python -m pipeline.config_schema"
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), "run: python -m reqgate.pipeline.config_schema"
     schema = json.loads(render())
     assert "_extends" in schema["properties"] and "required" not in schema

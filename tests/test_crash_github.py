@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from handlers.publish import is_sticky
+from reqgate.handlers.publish import is_sticky
 from tests.e2e_support import REPO, BotServer, issue_event
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 from tests.fakes.fake_github import FakeGitHub

@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from handlers.publish import is_sticky
+from reqgate.handlers.publish import is_sticky
 from tests.e2e_support import BotServer
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 from tests.fakes.fake_jira import FakeJira

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from handlers.publish import is_sticky
+from reqgate.handlers.publish import is_sticky
 from tests.e2e_support import REPO, SECRET, BotServer, comment_event, issue_event
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_github import FakeGitHub
@@ -274,7 +274,7 @@ def test_replay_posts_a_signed_payload(server: BotServer, github: FakeGitHub, tm
     path = tmp_path / "opened.json"
     path.write_text(json.dumps(issue_event("opened", number)))
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "replay", str(path), "--event", "issues", "--url",
+        [sys.executable, "-m", "reqgate.bot.cli", "replay", str(path), "--event", "issues", "--url",
          f"{server.url}/webhooks/github"],
         env={**server.env}, capture_output=True, text=True, timeout=60, check=False,
     )

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from handlers.jira.markup import markdown_to_wiki
-from handlers.publish import STICKY_MARKER, is_sticky
+from reqgate.handlers.jira.markup import markdown_to_wiki
+from reqgate.handlers.publish import STICKY_MARKER, is_sticky
 from tests.e2e_support import BotServer, sign
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_jira import FakeJira, FakeUser, RecordedRequest

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.filters import skip_reason
-from pipeline.config import Config
-from pipeline.config_loader import load_default_config
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.handlers.filters import skip_reason
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ from github import GithubException
 from github.GithubException import RateLimitExceededExceedsMaxWait
 from pydantic import SecretStr
 
-from handlers.base import TicketRef, Tracker, Trigger
-from handlers.github.client import ClientOptions, GitHubAuth
-from handlers.github.tracker import GitHubTracker
-from handlers.github.webhook import BotIdentity
-from handlers.publish import STICKY_MARKER
-from pipeline.config_loader import ConfigError
-from pipeline.schemas import TicketType
+from reqgate.handlers.base import TicketRef, Tracker, Trigger
+from reqgate.handlers.github.client import ClientOptions, GitHubAuth
+from reqgate.handlers.github.tracker import GitHubTracker
+from reqgate.handlers.github.webhook import BotIdentity
+from reqgate.handlers.publish import STICKY_MARKER
+from reqgate.pipeline.config_loader import ConfigError
+from reqgate.pipeline.schemas import TicketType
 from tests.fakes.fake_github import FakeGitHub, generate_app_key
 from tests.fakes.github_fixture import fake_github, fake_github_server  # noqa: F401
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from handlers.base import Ignored, TicketRef, Trigger
-from handlers.github.webhook import BotIdentity, parse_delivery, verify_signature
-from handlers.publish import STICKY_MARKER
+from reqgate.handlers.base import Ignored, TicketRef, Trigger
+from reqgate.handlers.github.webhook import BotIdentity, parse_delivery, verify_signature
+from reqgate.handlers.publish import STICKY_MARKER
 
 PAYLOADS = Path(__file__).resolve().parent.parent / ".." / "shared" / "data" / "github-payloads"
 BOT = BotIdentity(login="reqgate[bot]", app_id=4242)

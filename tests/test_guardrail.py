@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import PII_KINDS, Config
-from pipeline.config_loader import ConfigError, load_config, load_default_config, parse_layer
-from pipeline.guardrail import mask, screen
-from pipeline.guardrail.detect import KIND_BY_NAME
-from pipeline.guardrail.normalize import normalize
-from pipeline.guardrail.pii import iban_ok, luhn_ok
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config import PII_KINDS, Config
+from reqgate.pipeline.config_loader import ConfigError, load_config, load_default_config, parse_layer
+from reqgate.pipeline.guardrail import mask, screen
+from reqgate.pipeline.guardrail.detect import KIND_BY_NAME
+from reqgate.pipeline.guardrail.normalize import normalize
+from reqgate.pipeline.guardrail.pii import iban_ok, luhn_ok
+from reqgate.pipeline.schemas import RequirementPacket
 
 DEFAULTS = load_default_config()
 STORY = ("As a shop owner I want to export last month's orders as CSV so that I can reconcile payments "
@@ -304,9 +304,9 @@ def test_length_check_off_still_truncates():
 
 
 def test_a_title_without_description_is_blocked_not_crashed() -> None:
-    from pipeline.config_loader import load_default_config
-    from pipeline.guardrail import screen
-    from pipeline.schemas import RequirementPacket
+    from reqgate.pipeline.config_loader import load_default_config
+    from reqgate.pipeline.guardrail import screen
+    from reqgate.pipeline.schemas import RequirementPacket
 
     report = screen(RequirementPacket(title="Export all workspace tasks to a CSV file", body=""),
                     load_default_config())

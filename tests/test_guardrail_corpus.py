@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config_loader import load_default_config
-from pipeline.guardrail import mask, screen
-from pipeline.guardrail.detect import KIND_BY_NAME, detect
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.guardrail import mask, screen
+from reqgate.pipeline.guardrail.detect import KIND_BY_NAME, detect
+from reqgate.pipeline.schemas import RequirementPacket
 
 CORPUS = Path(__file__).parent / "corpus" / "guardrail"
 _MARK = re.compile(r"⟦([a-z_]+)\|(.*?)⟧", re.DOTALL)

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import Config
-from pipeline.config_loader import load_default_config
-from pipeline.guardrail import mask, screen
-from pipeline.guardrail.normalize import normalize
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.guardrail import mask, screen
+from reqgate.pipeline.guardrail.normalize import normalize
+from reqgate.pipeline.schemas import RequirementPacket
 
 DEFAULTS = load_default_config()
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config_loader import load_default_config
-from pipeline.guardrail import screen
-from pipeline.schemas import RequirementPacket
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.guardrail import screen
+from reqgate.pipeline.schemas import RequirementPacket
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 CONFIG = load_default_config()

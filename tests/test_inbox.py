@@ -18,9 +18,9 @@ from typing import Literal, TypeVar
 
 import pytest
 
-import bot.inbox as inbox_module
-from bot.inbox import BatchWriter, InboxFile, Pump
-from handlers.base import CommandName, TicketRef, Trigger
+import reqgate.bot.inbox as inbox_module
+from reqgate.bot.inbox import BatchWriter, InboxFile, Pump
+from reqgate.handlers.base import CommandName, TicketRef, Trigger
 
 DEADLINE_S = 5.0
 T = TypeVar("T")

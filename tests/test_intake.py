@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.inbox import InboxFile, Intake
-from handlers.base import TicketRef, Trigger
+from reqgate.bot.inbox import InboxFile, Intake
+from reqgate.handlers.base import TicketRef, Trigger
 
 
 def trigger(delivery: str, key: str = "1") -> Trigger:

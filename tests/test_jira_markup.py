@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from handlers.jira.markup import adf_to_text, markdown_to_wiki, wiki_to_markdown
-from handlers.publish import STICKY_MARKER, is_sticky
-from pipeline.config_loader import load_default_config
-from pipeline.review import review
-from pipeline.schemas import RequirementPacket
+from reqgate.handlers.jira.markup import adf_to_text, markdown_to_wiki, wiki_to_markdown
+from reqgate.handlers.publish import STICKY_MARKER, is_sticky
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.review import review
+from reqgate.pipeline.schemas import RequirementPacket
 
 PRD_COMMENT = f"""{STICKY_MARKER}
 ### ReqGate: ⚠️ Needs info — score 58 / 100 (ready at 70)

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from handlers.jira.markup import markdown_to_wiki, wiki_to_markdown
-from handlers.publish import is_sticky
-from pipeline.comment import VERDICT_TITLE
-from pipeline.config import Config
-from pipeline.config_loader import load_default_config
-from pipeline.llm import LLMClient
-from pipeline.review import prepare, review, rules_draft
-from pipeline.schemas import RequirementPacket, ReviewResult, StructureOutput
+from reqgate.handlers.jira.markup import markdown_to_wiki, wiki_to_markdown
+from reqgate.handlers.publish import is_sticky
+from reqgate.pipeline.comment import VERDICT_TITLE
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.review import prepare, review, rules_draft
+from reqgate.pipeline.schemas import RequirementPacket, ReviewResult, StructureOutput
 from tests.fakes.fake_anthropic import FakeAnthropic
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.md"))

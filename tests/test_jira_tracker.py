@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from handlers.base import TicketRef, Trigger
-from handlers.jira.tracker import COMMENT_LIMIT, JiraAPIError, JiraTracker
-from handlers.publish import STICKY_MARKER, is_sticky
-from pipeline.config_loader import ConfigError
-from pipeline.schemas import TicketType
+from reqgate.handlers.base import TicketRef, Trigger
+from reqgate.handlers.jira.tracker import COMMENT_LIMIT, JiraAPIError, JiraTracker
+from reqgate.handlers.publish import STICKY_MARKER, is_sticky
+from reqgate.pipeline.config_loader import ConfigError
+from reqgate.pipeline.schemas import TicketType
 from tests.fakes.fake_jira import FakeJira
 
 pytest_plugins = ["tests.fakes.jira_fixture"]

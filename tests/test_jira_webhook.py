@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from handlers.base import Ignored, Trigger
-from handlers.jira.webhook import JiraIdentity, delivery_id, parse_delivery, verify_request
+from reqgate.handlers.base import Ignored, Trigger
+from reqgate.handlers.jira.webhook import JiraIdentity, delivery_id, parse_delivery, verify_request
 
 PAYLOADS = Path("../shared/data/jira-payloads")
 CLOUD_CREATED = "mattermost-webhook-cloud-issue-created-many-fields.json"

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from pipeline.config import LLMSettings, Price
-from pipeline.llm import LLMClient, LLMError, Turn, estimate_cost, parse_retry_after
-from pipeline.schemas import LLMCallRecord
+from reqgate.pipeline.config import LLMSettings, Price
+from reqgate.pipeline.llm import LLMClient, LLMError, Turn, estimate_cost, parse_retry_after
+from reqgate.pipeline.schemas import LLMCallRecord
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 SCHEMA = {

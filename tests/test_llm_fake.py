@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.llm import LLMClient, Turn
+from reqgate.pipeline.llm import LLMClient, Turn
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,8 +107,8 @@ def test_usable_from_another_process(fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script(Reply.json({"answer": "from the parent"}))
     code = textwrap.dedent("""
         import json
-        from pipeline.config_loader import load_default_config
-        from pipeline.llm import LLMClient, Turn
+        from reqgate.pipeline.config_loader import load_default_config
+        from reqgate.pipeline.llm import LLMClient, Turn
         client = LLMClient.from_env(load_default_config().llm)
         schema = {"type": "object", "properties": {"answer": {"type": "string"}},
                   "required": ["answer"], "additionalProperties": False}

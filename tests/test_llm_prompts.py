@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import prompts
-from pipeline.prompts import PROMPT_NAMES, PROMPT_VERSION, PromptError, load_prompt, wrap_untrusted
+from reqgate.pipeline import prompts
+from reqgate.pipeline.prompts import PROMPT_NAMES, PROMPT_VERSION, PromptError, load_prompt, wrap_untrusted
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from handlers.publish import STICKY_MARKER, cap_comment, is_sticky, label_changes
-from pipeline.comment import MARKER
-from pipeline.config import Labels
+from reqgate.handlers.publish import STICKY_MARKER, cap_comment, is_sticky, label_changes
+from reqgate.pipeline.comment import MARKER
+from reqgate.pipeline.config import Labels
 
 LABELS = Labels()
 GITHUB_LIMIT = 65_536

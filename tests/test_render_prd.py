@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from pipeline.config import Config
-from pipeline.llm import LLMClient
-from pipeline.render_prd import clean_markdown, missing_items, render_prd, template_prd
-from pipeline.schemas import GateDecision, StructureOutput
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.render_prd import clean_markdown, missing_items, render_prd, template_prd
+from reqgate.pipeline.schemas import GateDecision, StructureOutput
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 STRUCTURE = StructureOutput.model_validate({

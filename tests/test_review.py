@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import logging as bot_logging
-from bot.cli import read_ticket
-from pipeline.cache import MemoryCache
-from pipeline.config_loader import load_default_config
-from pipeline.review import prepare, review
-from pipeline.schemas import RequirementPacket
+from reqgate.bot import logging as bot_logging
+from reqgate.bot.cli import read_ticket
+from reqgate.pipeline.cache import MemoryCache
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.review import prepare, review
+from reqgate.pipeline.schemas import RequirementPacket
 from tests.fakes.fake_anthropic import Reply
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config_loader import load_default_config
-from pipeline.rules import run_rules
-from pipeline.schemas import Finding, RequirementPacket, TicketType
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.rules import run_rules
+from reqgate.pipeline.schemas import Finding, RequirementPacket, TicketType
 
 CONFIG = load_default_config()
 STORY, BUG, TASK = TicketType.story, TicketType.bug, TicketType.task

@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.config_loader import load_config, load_default_config, parse_layer
-from pipeline.rules import CHECKS, guess_type, run_rules
-from pipeline.rules.text import decode_bytes
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.config_loader import load_config, load_default_config, parse_layer
+from reqgate.pipeline.rules import CHECKS, guess_type, run_rules
+from reqgate.pipeline.rules.text import decode_bytes
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 CONFIG = load_default_config()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.rules import ParsedStory, parse_story
-from pipeline.rules.text import decode_bytes
+from reqgate.pipeline.rules import ParsedStory, parse_story
+from reqgate.pipeline.rules.text import decode_bytes
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 BACKLOGS = DATA / "dalpiaz-user-stories"

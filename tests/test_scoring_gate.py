@@ -1,7 +1,7 @@
-from pipeline.config_loader import load_default_config
-from pipeline.gate import decide
-from pipeline.schemas import Finding, Rating, Span, TicketType
-from pipeline.scoring import score
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.gate import decide
+from reqgate.pipeline.schemas import Finding, Rating, Span, TicketType
+from reqgate.pipeline.scoring import score
 
 CONFIG = load_default_config()
 

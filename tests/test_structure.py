@@ -7,9 +7,9 @@ import json
 import time
 from typing import Any
 
-from pipeline.config import Config
-from pipeline.llm import LLMClient
-from pipeline.schemas import (
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.schemas import (
     Finding,
     GuardrailReport,
     RequirementPacket,
@@ -18,7 +18,7 @@ from pipeline.schemas import (
     StructureOutput,
     TicketType,
 )
-from pipeline.structure import run_structure, verify, wire_schema
+from reqgate.pipeline.structure import run_structure, verify, wire_schema
 from tests.fakes.fake_anthropic import FakeAnthropic, RecordedRequest, Reply
 
 SECRET_KEY = "sk-ant-api03-SuperSecretValue1234567890"

@@ -18,8 +18,8 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.response import BaseHTTPResponse, HTTPResponse
 
-from handlers.base import TicketRef
-from handlers.github.webhook import BotIdentity
+from reqgate.handlers.base import TicketRef
+from reqgate.handlers.github.webhook import BotIdentity
 
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "reqgate/0.1"

@@ -15,17 +15,17 @@ from github.Issue import Issue
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
-from handlers.base import TicketRef, TrackerName, Trigger
-from handlers.github.client import (
+from reqgate.handlers.base import TicketRef, TrackerName, Trigger
+from reqgate.handlers.github.client import (
     DEFAULT_API_URL,
     ClientOptions,
     GitHubAuth,
     GitHubClients,
     RateLimitHook,
 )
-from handlers.github.webhook import BotIdentity
-from handlers.publish import cap_comment, is_sticky
-from pipeline.config_loader import (
+from reqgate.handlers.github.webhook import BotIdentity
+from reqgate.handlers.publish import cap_comment, is_sticky
+from reqgate.pipeline.config_loader import (
     EXTENDS_KEY,
     ConfigError,
     ConfigLayer,
@@ -34,7 +34,7 @@ from pipeline.config_loader import (
     load_config,
     parse_layer,
 )
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 CONFIG_PATH = ".github/reqgate.yml"
 ORG_CONFIG_REPO = ".github"

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from handlers.base import Ignored, TicketRef, Trigger
-from handlers.commands import parse_command
-from handlers.publish import is_sticky
+from reqgate.handlers.base import Ignored, TicketRef, Trigger
+from reqgate.handlers.commands import parse_command
+from reqgate.handlers.publish import is_sticky
 
 SIGNATURE_PREFIX = "sha256="
 

@@ -16,7 +16,7 @@ import mistletoe
 from jira2markdown import convert as _jira2markdown
 from mistletoe.contrib.jira_renderer import JiraRenderer
 
-from handlers.publish import STICKY_MARKER
+from reqgate.handlers.publish import STICKY_MARKER
 
 # Jira wiki markup has no hidden comments. The marker is written wiki-escaped, so Jira shows it as a muted
 # literal line at the end, and it is stored in a form `handlers.publish.is_sticky` recognises when read back.

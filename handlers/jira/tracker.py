@@ -22,11 +22,11 @@ import requests
 import structlog
 from jira import JIRA, JIRAError
 
-from handlers.base import TicketRef, TrackerName, Trigger
-from handlers.jira.markup import adf_to_text, markdown_to_wiki, wiki_to_markdown
-from handlers.jira.webhook import JiraIdentity
-from handlers.publish import cap_comment, is_sticky
-from pipeline.config_loader import (
+from reqgate.handlers.base import TicketRef, TrackerName, Trigger
+from reqgate.handlers.jira.markup import adf_to_text, markdown_to_wiki, wiki_to_markdown
+from reqgate.handlers.jira.webhook import JiraIdentity
+from reqgate.handlers.publish import cap_comment, is_sticky
+from reqgate.pipeline.config_loader import (
     ConfigError,
     ConfigLayer,
     ConfigProblem,
@@ -34,7 +34,7 @@ from pipeline.config_loader import (
     load_config,
     parse_layer,
 )
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)

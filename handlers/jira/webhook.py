@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from handlers.base import Ignored, TicketRef, Trigger
-from handlers.commands import parse_command
-from handlers.jira.markup import adf_to_text
-from handlers.publish import is_sticky
+from reqgate.handlers.base import Ignored, TicketRef, Trigger
+from reqgate.handlers.commands import parse_command
+from reqgate.handlers.jira.markup import adf_to_text
+from reqgate.handlers.publish import is_sticky
 
 SIGNATURE_HEADER = "X-Hub-Signature"
 AUTOMATION_TOKEN_HEADER = "X-ReqGate-Token"

@@ -4,7 +4,7 @@
 comment; `mask()` scrubs any other string (log fields, error messages) the same way.
 """
 
-from pipeline.guardrail.detect import mask
-from pipeline.guardrail.screen import screen
+from reqgate.pipeline.guardrail.detect import mask
+from reqgate.pipeline.guardrail.screen import screen
 
 __all__ = ["mask", "screen"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pipeline.guardrail.normalize import lower_aligned
+from reqgate.pipeline.guardrail.normalize import lower_aligned
 
 Range = tuple[int, int]
 

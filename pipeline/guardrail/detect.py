@@ -8,7 +8,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from pipeline.guardrail import credentials, pii
+from reqgate.pipeline.guardrail import credentials, pii
 
 PII_CHECK = "guardrail.pii"
 SECRET_CHECK = "guardrail.secret"

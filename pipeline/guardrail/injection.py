@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pipeline.guardrail.normalize import normalize
+from reqgate.pipeline.guardrail.normalize import normalize
 
 
 @lru_cache(maxsize=32)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.schemas import Finding, Mode
+from reqgate.pipeline.schemas import Finding, Mode
 
 CHECK_ID = "guardrail.length"
 

@@ -13,7 +13,7 @@ import re
 import string
 from collections.abc import Iterator
 
-from pipeline.guardrail.normalize import lower_aligned
+from reqgate.pipeline.guardrail.normalize import lower_aligned
 
 Range = tuple[int, int]
 

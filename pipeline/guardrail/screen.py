@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pipeline.config import Config
-from pipeline.guardrail import length
-from pipeline.guardrail.detect import KIND_BY_NAME, KINDS, PII_CHECK, Hit, detect, placeholder
-from pipeline.guardrail.injection import find_injections
-from pipeline.schemas import Finding, GuardrailReport, Mode, RequirementPacket, Span, TicketType
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.guardrail import length
+from reqgate.pipeline.guardrail.detect import KIND_BY_NAME, KINDS, PII_CHECK, Hit, detect, placeholder
+from reqgate.pipeline.guardrail.injection import find_injections
+from reqgate.pipeline.schemas import Finding, GuardrailReport, Mode, RequirementPacket, Span, TicketType
 
 INJECTION_CHECK = "guardrail.injection"
 REMOVED = "[REMOVED:instruction]"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.config import Config
-from pipeline.rules import (
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.rules import (
     acceptance,
     atomic,
     bug,
@@ -21,12 +21,12 @@ from pipeline.rules import (
     unmeasurable,
     vague,
 )
-from pipeline.rules.acceptance import criteria
-from pipeline.rules.classify import guess_type
-from pipeline.rules.document import Document
-from pipeline.rules.story import ParsedStory, parse_story
-from pipeline.rules.text import Ranges
-from pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
+from reqgate.pipeline.rules.acceptance import criteria
+from reqgate.pipeline.rules.classify import guess_type
+from reqgate.pipeline.rules.document import Document
+from reqgate.pipeline.rules.story import ParsedStory, parse_story
+from reqgate.pipeline.rules.text import Ranges
+from reqgate.pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
 
 __all__ = ["CHECKS", "Check", "ParsedStory", "criteria", "guess_type", "parse_story", "run_rules"]
 

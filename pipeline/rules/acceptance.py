@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules import unmeasurable, vague
-from pipeline.rules.document import Document, lexicon, words
-from pipeline.rules.sections import sections
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules import unmeasurable, vague
+from reqgate.pipeline.rules.document import Document, lexicon, words
+from reqgate.pipeline.rules.sections import sections
+from reqgate.pipeline.schemas import Finding
 
 MISSING = "acceptance-criteria.missing"
 UNTESTABLE = "acceptance-criteria.untestable"

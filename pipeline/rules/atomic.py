@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document
-from pipeline.rules.text import Ranges
-from pipeline.rules.verbs import VERBS, first_verb, has_verb, is_action
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document
+from reqgate.pipeline.rules.text import Ranges
+from reqgate.pipeline.rules.verbs import VERBS, first_verb, has_verb, is_action
+from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "story.non-atomic"
 

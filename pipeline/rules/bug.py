@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document
+from reqgate.pipeline.schemas import Finding
 
 STEPS = "bug.steps.missing"
 EXPECTED = "bug.expected.missing"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.story import parse_story
-from pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.rules.story import parse_story
+from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 _BUG_STRUCTURE_RE = re.compile(
     r"steps? to (?:reproduce|repro)|repro(?:duction)? steps|expected (?:result|behaviou?r|outcome)"

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from pipeline.rules.sections import Heading, headings
-from pipeline.rules.story import ParsedStory, parse_story
-from pipeline.rules.text import Sentences, mask
-from pipeline.schemas import Finding, Mode, Span, TicketType
+from reqgate.pipeline.rules.sections import Heading, headings
+from reqgate.pipeline.rules.story import ParsedStory, parse_story
+from reqgate.pipeline.rules.text import Sentences, mask
+from reqgate.pipeline.schemas import Finding, Mode, Span, TicketType
 
 Term = tuple[re.Pattern[str], str]
 _WORD_START = r"(?<![\w-])"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.rules.document import Document, words
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document, words
+from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "story.solution-leakage"
 

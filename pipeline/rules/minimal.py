@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document, words
-from pipeline.rules.text import Ranges, sentence_end_before, trim
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document, words
+from reqgate.pipeline.rules.text import Ranges, sentence_end_before, trim
+from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "story.minimal"
 

@@ -10,8 +10,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.rules.text import sentence_end_before, trim
-from pipeline.schemas import Span
+from reqgate.pipeline.rules.text import sentence_end_before, trim
+from reqgate.pipeline.schemas import Span
 
 _SUBJECT = r"(?:I|we)"
 _WANT_RE = re.compile(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document
-from pipeline.schemas import Finding, TicketType
+from reqgate.pipeline.rules.document import Document
+from reqgate.pipeline.schemas import Finding, TicketType
 
 ROLE_MISSING = "story.role.missing"
 BENEFIT_MISSING = "story.benefit.missing"

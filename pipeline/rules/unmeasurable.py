@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.rules.document import Document, Term, lexicon, words
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document, Term, lexicon, words
+from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "wording.unmeasurable"
 

@@ -3,8 +3,8 @@ ARM weak phrases, Wiegers' ambiguous terms)."""
 
 from __future__ import annotations
 
-from pipeline.rules.document import Document, Term, lexicon, words
-from pipeline.schemas import Finding
+from reqgate.pipeline.rules.document import Document, Term, lexicon, words
+from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "wording.vague"
 

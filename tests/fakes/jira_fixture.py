@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from handlers.jira.tracker import JiraTracker
+from reqgate.handlers.jira.tracker import JiraTracker
 from tests.fakes.fake_jira import FakeJira
 
 
