@@ -32,6 +32,13 @@ class TicketType(str, Enum):
 
 
 Mode = Literal["off", "info", "warn", "error"]
+# The issue categories of REVIEW-RUBRIC.md: every finding, the rules' and the model's, is one of these.
+Category = Literal[
+    "repro", "observed", "expected", "environment", "done", "ambiguous", "why", "split", "placeholder",
+    "open_question", "incomplete", "other",
+]
+# Where the ticket type the rubric used came from.
+TypeSource = Literal["tracker", "label", "text", "model", "flag"]
 Verdict = Literal["ready", "needs_info"]
 Source = Literal["github", "jira", "cli"]
 
@@ -70,6 +77,7 @@ class Span(Model):
 class Finding(Model):
     check_id: str
     mode: Mode
+    category: Category = "other"
     message: str
     span: Span | None = None
     # Guardrail findings about secrets and PII never carry the value; the comment shows "(not shown)".
@@ -194,6 +202,7 @@ class Trace(Model):
 class ReviewResult(Model):
     packet: RequirementPacket  # the redacted packet: safe to print, log and store
     ticket_type: TicketType
+    type_source: TypeSource = "text"
     guardrail: GuardrailReport
     findings: list[Finding]
     structure: StructureOutput | None = None
