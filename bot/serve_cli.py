@@ -1,8 +1,8 @@
 """`reqgate serve` (the bot) and `reqgate replay` (post a signed payload to a running bot, like Probot's
 `receive`). Registered on the `reqgate` command line by bot/cli.py.
 
-The server's imports (DBOS, uvicorn, the trackers) happen inside `run_serve` so that `reqgate review` and
-`reqgate replay` start without loading them.
+The server's imports (DBOS, uvicorn, the trackers, settings, httpx) happen inside the command that needs them
+so that `reqgate --help` and `reqgate review` start without loading them.
 """
 
 from __future__ import annotations
@@ -19,12 +19,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
-from pydantic import ValidationError
-
-from reqgate.bot.settings import Settings, SettingsError
 
 DEFAULT_REPLAY_URL = "http://127.0.0.1:8000/webhooks/github"
+SOURCES = ("github", "jira")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -42,17 +39,24 @@ def add_serve_parser(subparsers: Any) -> None:
 def add_replay_parser(subparsers: Any) -> None:
     replay = subparsers.add_parser(
         "replay", help="sign a webhook payload and post it to a running server",
-        description="Signs with REQGATE_GITHUB_WEBHOOK_SECRET (unsigned when it is not set) and prints the answer.",
+        description="GitHub payloads are signed with REQGATE_GITHUB_WEBHOOK_SECRET; Jira payloads with "
+                    "REQGATE_JIRA_WEBHOOK_SECRET, or sent with REQGATE_JIRA_AUTOMATION_TOKEN as X-ReqGate-Token. "
+                    "Unsigned when neither is set. Prints the server's answer.",
     )
-    replay.add_argument("payload", help="a JSON payload file, e.g. a delivery copied from the App's settings")
-    replay.add_argument("--event", required=True, help="the X-GitHub-Event header, e.g. issues or issue_comment")
-    replay.add_argument("--url", default=DEFAULT_REPLAY_URL, help=f"webhook URL (default {DEFAULT_REPLAY_URL})")
-    replay.add_argument("--delivery", help="the X-GitHub-Delivery header (default: a new UUID)")
+    replay.add_argument("payload", help="a JSON payload file, e.g. examples/github-issues-opened.json")
+    replay.add_argument("--source", choices=SOURCES,
+                        help="which tracker sent it (default: jira if the payload has webhookEvent, else github)")
+    replay.add_argument("--event", help="GitHub only: the X-GitHub-Event header, e.g. issues or issue_comment")
+    replay.add_argument("--url", help=f"webhook URL (default {DEFAULT_REPLAY_URL} or .../webhooks/jira)")
+    replay.add_argument("--delivery", help="the delivery id header (default: a new UUID)")
     replay.set_defaults(handler=run_replay)
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from reqgate.bot import worker_process
+    from reqgate.bot.settings import Settings, SettingsError
 
     ready_fd = worker_process.become_child() if args.worker_child else None
     try:
@@ -115,34 +119,61 @@ def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+def _secret(value: Any) -> str | None:
+    return None if value is None else value.get_secret_value()
+
+
+def replay_headers(source: str, event: str | None, delivery: str, body: bytes, settings: Any) -> dict[str, str]:
+    """The headers the tracker itself would send, authenticated the way the server checks them."""
+    headers = {"Content-Type": "application/json", "User-Agent": "reqgate-replay"}
+    if source == "github":
+        headers.update({"X-GitHub-Event": event or "", "X-GitHub-Delivery": delivery})
+        secret = _secret(settings.github_webhook_secret)
+        if secret is not None:
+            headers["X-Hub-Signature-256"] = sign(secret, body)
+        return headers
+    headers["X-Atlassian-Webhook-Identifier"] = delivery
+    secret, token = _secret(settings.jira_webhook_secret), _secret(settings.jira_automation_token)
+    if secret is not None:
+        headers["X-Hub-Signature"] = sign(secret, body)  # Jira's admin webhooks: no "-256" in the name
+    elif token is not None:
+        headers["X-ReqGate-Token"] = token
+    return headers
+
+
 def run_replay(args: argparse.Namespace) -> int:
+    import httpx
+
+    from reqgate.bot.settings import Settings
+
     path = Path(args.payload)
     try:
         body = path.read_bytes()
-        json.loads(body)
+        payload = json.loads(body)
     except OSError as exc:
         print(f"reqgate replay: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError:
         print(f"reqgate replay: {path} is not JSON", file=sys.stderr)
         return EXIT_BAD_INPUT
-    secret = Settings().github_webhook_secret
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "reqgate-replay",
-        "X-GitHub-Event": args.event,
-        "X-GitHub-Delivery": args.delivery or str(uuid.uuid4()),
-    }
-    if secret is not None:
-        headers["X-Hub-Signature-256"] = sign(secret.get_secret_value(), body)
-    else:
-        print("reqgate replay: REQGATE_GITHUB_WEBHOOK_SECRET is not set; sending unsigned", file=sys.stderr)
+    source = args.source or ("jira" if isinstance(payload, dict) and "webhookEvent" in payload else "github")
+    if source == "github" and not args.event:
+        print("reqgate replay: a GitHub payload needs --event (the X-GitHub-Event header, e.g. issues)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    url = args.url or DEFAULT_REPLAY_URL.replace("/github", f"/{source}")
+    headers = replay_headers(source, args.event, args.delivery or str(uuid.uuid4()), body, Settings())
+    if not ({"X-Hub-Signature-256", "X-Hub-Signature", "X-ReqGate-Token"} & headers.keys()):
+        needed = ("REQGATE_GITHUB_WEBHOOK_SECRET" if source == "github"
+                  else "REQGATE_JIRA_WEBHOOK_SECRET nor REQGATE_JIRA_AUTOMATION_TOKEN")
+        print(f"reqgate replay: {needed} is not set; sending unsigned", file=sys.stderr)
     try:
-        response = httpx.post(args.url, content=body, headers=headers, timeout=30)
+        response = httpx.post(url, content=body, headers=headers, timeout=30)
     except httpx.HTTPError as exc:
-        print(f"reqgate replay: {args.url}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"reqgate replay: {url}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"{response.status_code} {response.reason_phrase} delivery={headers['X-GitHub-Delivery']}")
+    delivery = headers.get("X-GitHub-Delivery") or headers["X-Atlassian-Webhook-Identifier"]
+    print(f"{response.status_code} {response.reason_phrase} delivery={delivery}")
     if response.content:
         print(response.text)
     return EXIT_OK if response.status_code < 400 else EXIT_FAILED

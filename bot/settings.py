@@ -10,7 +10,6 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import url as sa_url
 
 Role = Literal["all", "web", "worker"]
 
@@ -68,6 +67,9 @@ class Settings(BaseSettings):
     def inbox_path(self) -> Path | None:
         """The SQLite file of accepted deliveries (bot/inbox.py), beside the database; None with a server
         database, whose web replicas have no disk of their own to keep deliveries on."""
+        # SQLAlchemy is imported here, not at the top: `reqgate review` reads no database and starts faster.
+        from sqlalchemy.engine import url as sa_url
+
         url = sa_url.make_url(self.system_database_url())
         if url.get_backend_name() != "sqlite" or not url.database:
             return None

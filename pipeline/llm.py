@@ -16,13 +16,17 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import anthropic
 import structlog
 
 from reqgate.pipeline.config import LLMSettings, Price
 from reqgate.pipeline.schemas import LLMCallRecord
+
+if TYPE_CHECKING:
+    # The SDK takes about a second to import; `reqgate review --offline` and `--help` never need it, so it is
+    # imported when the first client is made.
+    import anthropic
 
 CallName = Literal["structure", "structure_reask", "render", "render_reask"]
 
@@ -100,6 +104,8 @@ class _Retryable(Exception):
 
 def _classify(exc: anthropic.AnthropicError, timeout: float) -> _Retryable | str:
     """A retryable condition, or the reason of a final failure."""
+    import anthropic
+
     if isinstance(exc, anthropic.APITimeoutError):
         return _Retryable(f"timeout after {timeout:g}s", None)
     if isinstance(exc, anthropic.APIConnectionError):
@@ -119,6 +125,8 @@ class LLMClient:
     backoff_cap_s: float = 20.0
 
     def __init__(self, api_key: str, settings: LLMSettings, base_url: str | None = None):
+        import anthropic
+
         self.settings = settings
         self._client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s
@@ -168,6 +176,8 @@ class LLMClient:
             {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}} for text in system if text
         ]
         wire_messages = [{"role": turn.role, "content": turn.text} for turn in messages]
+        import anthropic
+
         started = self._clock()
         deadline = started + self.settings.deadline_s
         attempts = 0
