@@ -6,28 +6,24 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reqgate.bot.logging import configure as configure_logging
 from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
-from reqgate.pipeline.cache import FileCache, default_cache_dir
-from reqgate.pipeline.config_loader import ConfigError, load_config, read_layer
-from reqgate.pipeline.llm import LLMClient
-from reqgate.pipeline.review import review
-from reqgate.pipeline.schemas import RequirementPacket, TicketType
+from reqgate.bot.ticket_text import NotText, decode_ticket
+from reqgate.pipeline.ticket_type import TicketType
+
+if TYPE_CHECKING:
+    from reqgate.pipeline.schemas import RequirementPacket, ReviewResult
+
+# The pipeline, the LLM client and the server are imported by the command that runs them, not here:
+# `reqgate --help` and an offline review start in a fraction of the time (bench/bench_cli.py), and never
+# load the Anthropic SDK, DBOS or the trackers' clients (tests/test_cli_imports.py).
 
 EXIT_READY, EXIT_NEEDS_INFO, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class BadInput(Exception):
     """Something the user gave us cannot be used; the message says what and how to fix it."""
-
-
-def decode(raw: bytes) -> str:
-    """Tickets pasted from old tools come as UTF-8 with a BOM or as Windows-1252; accept both."""
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")
 
 
 def split_ticket(text: str) -> tuple[str, str]:
@@ -41,6 +37,8 @@ def split_ticket(text: str) -> tuple[str, str]:
 
 
 def read_ticket(source: str, type_name: str | None) -> RequirementPacket:
+    from reqgate.pipeline.schemas import RequirementPacket
+
     if source == "-":
         raw = sys.stdin.buffer.read()
         key = "stdin"
@@ -51,14 +49,53 @@ def read_ticket(source: str, type_name: str | None) -> RequirementPacket:
         except OSError as exc:
             raise BadInput(f"cannot read {source}: {exc.strerror or exc}") from None
         key = path.stem
-    title, body = split_ticket(decode(raw))
+    try:
+        text = decode_ticket(raw)
+    except NotText as exc:
+        raise BadInput(f"{source}: {exc}; give a ticket as a text or markdown file") from None
+    title, body = split_ticket(text)
     if not (title or body):
         raise BadInput(f"{source} is empty: write a title on the first line and the ticket below it")
     type_hint = TicketType.coerce(type_name) if type_name else None
     return RequirementPacket(source="cli", key=key, title=title, body=body, type_hint=type_hint, url=None)
 
 
+def configure_logs() -> None:
+    """Standard output carries the review (or its JSON); logs go to standard error, warnings and worse only.
+    Loading structlog costs as much as the rest of a rules-only review, which logs nothing."""
+    from reqgate.bot.logging import configure
+
+    configure(os.environ.get("REQGATE_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+
+
+class _WarningCache:
+    """The review cache of the command line: a folder it cannot write is worth a warning, not a failure."""
+
+    def __init__(self, directory: Path) -> None:
+        from reqgate.pipeline.cache import FileCache
+
+        self._files = FileCache(directory)
+        self._directory = directory
+        self._warned = False
+
+    def get(self, content_hash: str) -> ReviewResult | None:
+        return self._files.get(content_hash)
+
+    def put(self, content_hash: str, result: ReviewResult) -> None:
+        try:
+            self._files.put(content_hash, result)
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                print(f"reqgate: warning: cannot write the review cache {self._directory}: "
+                      f"{exc.strerror or exc} (set REQGATE_CACHE_DIR, or pass --no-cache)", file=sys.stderr)
+
+
 def run_review(args: argparse.Namespace) -> int:
+    from reqgate.pipeline.cache import default_cache_dir
+    from reqgate.pipeline.config_loader import ConfigError, load_config, read_layer
+    from reqgate.pipeline.review import review
+
     try:
         packet = read_ticket(args.ticket, args.type)
         layers = [read_layer(Path(args.config))] if args.config else []
@@ -71,15 +108,25 @@ def run_review(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except OSError as exc:
-        print(f"reqgate: cannot read {args.config}: {exc.strerror or exc}", file=sys.stderr)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        print(f"reqgate: cannot read {args.config}: {reason or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
-    llm = None if args.offline else LLMClient.from_env(loaded.config.llm)
+    has_key = bool(os.environ.get("ANTHROPIC_API_KEY", "").strip())
+    if args.offline:
+        llm = None
+        why = "offline: no LLM was asked" + (" (ANTHROPIC_API_KEY is set; --offline wins)" if has_key else "")
+    else:
+        from reqgate.pipeline.llm import LLMClient
+
+        llm = LLMClient.from_env(loaded.config.llm)
+        if llm is not None:
+            configure_logs()
+        why = "ANTHROPIC_API_KEY is not set; no LLM is asked"
     if llm is None:
-        why = "--offline" if args.offline else "ANTHROPIC_API_KEY is not set"
-        print(f"reqgate: rules-only review ({why}); no LLM is asked.", file=sys.stderr)
-    cache = None if args.no_cache else FileCache(default_cache_dir())
+        print(f"reqgate: rules-only review ({why}).", file=sys.stderr)
+    cache = None if args.no_cache else _WarningCache(default_cache_dir())
     result = review(packet, loaded.config, llm, cache=cache, config_source=loaded.source_label)
     if args.json:
         print(result.model_dump_json(indent=2))
@@ -100,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     rev.add_argument("--json", action="store_true", help="print the full review result as JSON")
     rev.add_argument("--offline", action="store_true", help="rules only, even when ANTHROPIC_API_KEY is set")
     rev.add_argument("--no-cache", action="store_true",
-                     help=f"do not reuse earlier reviews (cache: {os.environ.get('REQGATE_CACHE_DIR') or default_cache_dir()})")
+                     help="do not reuse earlier reviews (cache: REQGATE_CACHE_DIR, else ~/.cache/reqgate)")
     rev.set_defaults(handler=run_review)
     add_serve_parser(commands)
     add_replay_parser(commands)
@@ -108,9 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Standard output carries the review (or its JSON); logs go to standard error, warnings and worse only.
-    configure_logging(os.environ.get("REQGATE_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     args = build_parser().parse_args(argv)
+    if args.command != "review":  # a review sets its logs up only when it asks the LLM (run_review)
+        configure_logs()
     return args.handler(args)
 
 

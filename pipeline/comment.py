@@ -15,7 +15,8 @@ TYPE_TITLE = {
     TicketType.other: "Ticket",
 }
 FALLBACK_NOTES = {
-    "offline": "Rules-only review: no `ANTHROPIC_API_KEY` is configured, so no LLM was asked.",
+    # Said of a bot without an API key and of `reqgate review --offline` with one: name neither cause alone.
+    "offline": "Rules-only review, offline: no LLM was asked (no `ANTHROPIC_API_KEY`, or `--offline`).",
     "structure_failed": (
         "Rules-only review: the LLM could not be used this time ({reason}). "
         "The rules below still apply; `/reqgate recheck` tries again."

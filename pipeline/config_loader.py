@@ -13,6 +13,9 @@ from pydantic import ValidationError
 from reqgate.pipeline.config import DEFAULTS_PATH, Config, deep_merge
 
 EXTENDS_KEY = "_extends"
+# libyaml's loader when PyYAML was built with it (its wheels are): the pure-Python one takes a noticeable
+# share of `reqgate review`'s start on the defaults file alone.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,18 @@ def _line_index(node: yaml.Node, prefix: tuple[str, ...], out: dict[tuple[str, .
 
 def parse_layer(text: str, source: str) -> ConfigLayer:
     """Parse one YAML document. Raises ConfigError naming the line for syntax errors and non-mappings."""
+    loader = _SafeLoader(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        # One parse: the node tree gives the lines, the same tree is then built into Python values.
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError([ConfigProblem(source, "", line, f"invalid YAML: {problem}")]) from None
+    finally:
+        loader.dispose()
     if data is None:
         return ConfigLayer(source=source, data={})
     if not isinstance(data, dict):
@@ -119,6 +126,18 @@ def _locate(layers: list[ConfigLayer], loc: tuple[str, ...]) -> tuple[str, int |
     return layers[-1].source, None
 
 
+def _off_hint(error: Any) -> str:
+    """YAML 1.1, which PyYAML follows, reads a bare `off` (and `no`, `false`) as the boolean false, so
+    `default: off` arrives as False where a check mode is expected."""
+    if error.get("input") is not False:
+        return ""
+    if "'off'" in error["msg"]:
+        return "; YAML reads a bare off as false: quote it, 'off'"
+    if (error.get("ctx") or {}).get("class_name") == "CheckModes":
+        return "; YAML reads a bare off as false: to switch the check off write {default: 'off'} (quoted)"
+    return ""
+
+
 def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> LoadedConfig:
     """Merge `overrides` (lowest priority first) over the defaults and validate the result."""
     layers = [base or defaults_layer(), *overrides]
@@ -141,7 +160,9 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
             message = error["msg"]
             if error["type"] == "extra_forbidden":
                 message = "unknown key"
-            problems.append(ConfigProblem(source, ".".join(loc), line, message))
+            problem = ConfigProblem(source, ".".join(loc), line, message + _off_hint(error))
+            if problem not in problems:  # a `Mode | None` field reports once per branch of the union
+                problems.append(problem)
         raise ConfigError(problems) from None
     return LoadedConfig(config=config, provenance=provenance, sources=[layer.source for layer in layers])
 

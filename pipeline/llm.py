@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import structlog
 
 from reqgate.pipeline.config import LLMSettings, Price
+from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.schemas import LLMCallRecord
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 CallName = Literal["structure", "structure_reask", "render", "render_reask"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Statuses worth another attempt: request timeout, rate limit, server errors including 529 overloaded.
 _RETRY_STATUSES = frozenset({408, 429})

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 
-import structlog
 
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
+from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
 from reqgate.pipeline.schemas import (
     EvidencedItem,
@@ -26,7 +26,7 @@ from reqgate.pipeline.schemas import (
     Verdict,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DRAFT_TAG = "draft_json"
 VERDICT_WORDS: dict[Verdict, str] = {"ready": "Ready", "needs_info": "Needs info"}

@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class TicketType(str, Enum):
-    story = "story"
-    bug = "bug"
-    task = "task"
-    spike = "spike"
-    other = "other"
-
-    @classmethod
-    def coerce(cls, value: object) -> TicketType:
-        """Map tracker words and unknown values onto our types; unknown becomes `other`, never an error."""
-        if isinstance(value, TicketType):
-            return value
-        word = str(value or "").strip().lower()
-        aliases = {
-            "feature": "story", "user story": "story", "story": "story", "improvement": "story",
-            "enhancement": "story", "new feature": "story", "epic": "story",
-            "bug": "bug", "defect": "bug", "incident": "bug",
-            "task": "task", "sub-task": "task", "subtask": "task", "chore": "task",
-            "spike": "spike", "research": "spike", "investigation": "spike",
-        }
-        return cls(aliases.get(word, "other"))
-
+from reqgate.pipeline.ticket_type import TicketType
 
 Mode = Literal["off", "info", "warn", "error"]
 # The issue categories of REVIEW-RUBRIC.md: every finding, the rules' and the model's, is one of these.

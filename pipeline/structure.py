@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reqgate.pipeline.config import Config, Rubric
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
+from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
 from reqgate.pipeline.schemas import (
     EvidencedItem,
@@ -28,7 +28,7 @@ from reqgate.pipeline.schemas import (
     TicketType,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TICKET_TAG = "untrusted_ticket"
 _TRUNCATED = ("max_tokens", "model_context_window_exceeded")

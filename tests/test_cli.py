@@ -27,7 +27,7 @@ def test_exit_code_is_the_verdict(name, code, tmp_path):
     run = reqgate(str(EXAMPLES / name), tmp=tmp_path)
     assert run.returncode == code, run.stderr
     assert run.stdout.decode().startswith("<!-- reqgate:review v1 -->")
-    assert b"rules-only review (ANTHROPIC_API_KEY is not set)" in run.stderr
+    assert b"rules-only review (ANTHROPIC_API_KEY is not set; no LLM is asked)" in run.stderr
 
 
 def test_stdin_cp1252_and_json_output(tmp_path):
@@ -82,3 +82,61 @@ def test_with_an_api_key_it_calls_the_llm_and_then_serves_the_cache(fake_anthrop
     assert len(fake_anthropic.requests) == 2 and json.loads(again.stdout)["trace"]["from_cache"] is True
     offline = reqgate(str(EXAMPLES / "good-story.md"), "--offline", env=env, tmp=tmp_path)
     assert len(fake_anthropic.requests) == 2 and b"--offline" in offline.stderr
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (PNG, b"a PNG image"),
+        (Path(sys.executable).resolve().read_bytes()[:4096], b"an ELF executable"),
+        (os.urandom(3072), b"not text"),
+        # Every byte a defined Windows-1252 character, so only the share of control characters can tell.
+        (bytes(range(1, 32)) * 40 + b"title\n", b"not text"),
+    ],
+    ids=["png", "elf", "random", "controls"],
+)
+def test_binary_input_exits_2_and_says_why(content, message, tmp_path):
+    path = tmp_path / "ticket.md"
+    path.write_bytes(content)
+    run = reqgate(str(path), tmp=tmp_path)
+    assert run.returncode == 2 and run.stdout == b"", run.stdout[:200]
+    assert message in run.stderr and b"text or markdown file" in run.stderr
+
+
+def test_utf16_with_bom_and_a_stray_escape_are_text(tmp_path):
+    ticket = (EXAMPLES / "good-story.md").read_text(encoding="utf-8")
+    (tmp_path / "utf16.md").write_bytes(ticket.encode("utf-16"))
+    (tmp_path / "escape.md").write_bytes(ticket.replace("\n\n", "\n\x1b[0m\n", 1).encode())
+    for name in ("utf16.md", "escape.md"):
+        run = reqgate(str(tmp_path / name), tmp=tmp_path)
+        assert run.returncode == 0, run.stderr
+
+
+def test_unwritable_cache_is_a_warning_and_the_review_still_prints(fake_anthropic, tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    run = reqgate(str(EXAMPLES / "good-story.md"), env={**fake_anthropic.env(), "REQGATE_CACHE_DIR": str(blocked)})
+    assert run.returncode in (0, 1) and len(fake_anthropic.requests) == 2
+    assert run.stdout.decode().startswith("<!-- reqgate:review v1 -->")
+    assert b"warning: cannot write the review cache" in run.stderr and b"Traceback" not in run.stderr
+
+
+def test_offline_with_a_key_says_offline_not_missing_key(tmp_path):
+    run = reqgate(str(EXAMPLES / "good-story.md"), "--offline", env={"ANTHROPIC_API_KEY": "sk-ant-unused"},
+                  tmp=tmp_path)
+    assert run.returncode == 0
+    assert b"offline: no LLM was asked (ANTHROPIC_API_KEY is set; --offline wins)" in run.stderr
+    assert b"not set" not in run.stderr and "offline: no LLM was asked" in run.stdout.decode()
+
+
+def test_a_bare_off_in_yaml_is_explained(tmp_path):
+    config = tmp_path / "reqgate.yml"
+    config.write_text("checks:\n  wording.vague: {default: off}\n  story.role: off\n")
+    run = reqgate(str(EXAMPLES / "good-story.md"), "--config", str(config), tmp=tmp_path)
+    assert run.returncode == 2
+    lines = run.stderr.decode().splitlines()
+    assert any("line 2" in line and "quote it, 'off'" in line for line in lines), lines
+    assert any("line 3" in line and "{default: 'off'}" in line for line in lines), lines

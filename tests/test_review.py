@@ -109,7 +109,7 @@ def test_no_secret_reaches_the_llm_the_logs_or_the_output(fake_anthropic, llm_cl
 def test_offline_review_is_rules_only_and_says_so():
     result = review(example("vague-story.md"), load_default_config(), None)
     assert result.trace.fallbacks == ["offline"] and result.trace.llm_calls == []
-    assert "no `ANTHROPIC_API_KEY` is configured" in result.comment_markdown
+    assert "offline: no LLM was asked" in result.comment_markdown
 
 
 def test_result_is_json_round_trippable_and_traced(fake_anthropic, llm_client, fast_llm_config):
