@@ -14,7 +14,8 @@ from reqgate.handlers.base import Tracker, Trigger
 from reqgate.handlers.commands import HELP_TEXT
 from reqgate.pipeline.config_loader import ConfigError, LoadedConfig
 
-_SECRET_KEY_RE = re.compile(r"(secret|token|password|passwd|api_?key|private_?key|credential)", re.IGNORECASE)
+# "token" but not "tokens": `structure_max_tokens` is a count that an admin needs to see, `api_token` a secret.
+_SECRET_KEY_RE = re.compile(r"(secret|token(?!s)|password|passwd|api_?key|private_?key|credential)", re.IGNORECASE)
 HIDDEN = "(hidden)"
 
 
@@ -68,8 +69,10 @@ def config_errors(error: ConfigError) -> str:
 
 
 def _hide_secrets(data: Any) -> Any:
+    # Only text can be a secret: a check named `guardrail.secret` keeps its modes, a count of tokens its value.
     if isinstance(data, dict):
-        return {k: HIDDEN if _SECRET_KEY_RE.search(str(k)) else _hide_secrets(v) for k, v in data.items()}
+        return {k: HIDDEN if isinstance(v, str) and _SECRET_KEY_RE.search(str(k)) else _hide_secrets(v)
+                for k, v in data.items()}
     if isinstance(data, list):
         return [_hide_secrets(v) for v in data]
     return data
@@ -105,7 +108,7 @@ def config_report(loaded: LoadedConfig) -> str:
     if overrides:
         lines += ["| Key | Value | Set in |", "|---|---|---|"]
         for path, source in overrides:
-            value = HIDDEN if _SECRET_KEY_RE.search(path) else _short(_lookup(effective, path))
+            value = _short(_lookup(effective, path))  # hidden values are hidden in `effective` already
             cell = value.replace("|", "\\|")
             lines.append(f"| `{path}` | `{cell}` | `{source}` |")
         lines += ["", "Every other value is a default."]

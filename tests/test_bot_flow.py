@@ -326,6 +326,16 @@ def test_config_report_hides_secret_keys() -> None:
         "api_token": "(hidden)", "nested": {"password": "(hidden)", "ok": 1}}
 
 
+def test_config_report_shows_token_limits() -> None:
+    loaded = load_config(parse_layer("llm:\n  render_max_tokens: 1500\n", "repo.yml"))
+    report = commands.config_report(loaded)
+    assert "| `llm.render_max_tokens` | `1500` | `repo.yml` |" in report
+    assert "structure_max_tokens: 4096" in report and "(hidden)" not in report
+    assert "  guardrail.secret:\n    default: " in report  # a check id, not a secret
+    hidden = load_config(parse_layer("checks:\n  guardrail.secret: {default: warn}\n", "repo.yml"))
+    assert "| `checks.guardrail.secret.default` | `warn` |" in commands.config_report(hidden)
+
+
 def test_config_errors_reply_names_key_and_line() -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(parse_layer("threshold: high\n", "repo.yml"))
