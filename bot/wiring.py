@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from reqgate.bot import metrics
 from reqgate.bot.app import create_app
+from reqgate.bot.credentials import CredentialChecks, github_app_key_problem
 from reqgate.bot.inbox import InboxFile, Intake
 from reqgate.bot.logging import get_logger
 from reqgate.bot.settings import Settings
@@ -45,6 +46,8 @@ class Identity(Generic[I]):
     current: I
     source: str
     resolved: threading.Event = field(default_factory=threading.Event)
+    # Told every attempt's outcome (None, or the exception): a refused credential makes the process unready.
+    credentials: CredentialChecks | None = None
 
     def get(self) -> I:
         return self.current
@@ -55,9 +58,13 @@ class Identity(Generic[I]):
                 try:
                     self.current = self.resolve()
                     self.resolved.set()
+                    if self.credentials is not None:
+                        self.credentials.observe(self.source, None)
                     log.info("identity_resolved", source=self.source)
                     return
                 except Exception as exc:  # noqa: BLE001 - any failure is retried; the fallback stays in use
+                    if self.credentials is not None:
+                        self.credentials.observe(self.source, exc)
                     log.warning("identity_unresolved", source=self.source, error=type(exc).__name__,
                                 retry_s=IDENTITY_RETRY_S)
                 stop.wait(IDENTITY_RETRY_S)
@@ -75,6 +82,7 @@ class Runtime:
     engine: Engine
     sources: list[WebhookSource]
     identities: list[Identity]  # type: ignore[type-arg]
+    credentials: CredentialChecks = field(default_factory=CredentialChecks)
     stop: threading.Event = field(default_factory=threading.Event)
     intake: Intake | None = None
     worker_process: WorkerProcess | None = None
@@ -125,7 +133,8 @@ class Runtime:
             missing = part.ready() if part is not None else None
             if missing:
                 return missing
-        return None
+        credentials = self.credentials.problem()
+        return f"a tracker credential cannot be used: {credentials}" if credentials else None
 
     def queue_depth(self) -> int:
         queued = self.queue_reader.queued() if self.queue_reader is not None else 0
@@ -159,9 +168,14 @@ class Runtime:
             await run_in_threadpool(self.close)
 
 
-def _github(settings: Settings) -> tuple[GitHubTracker, Identity[BotIdentity]]:
+def _github(settings: Settings, credentials: CredentialChecks) -> tuple[GitHubTracker, Identity[BotIdentity]]:
     if settings.github_app_configured:
-        auth = GitHubAuth(app_id=settings.github_app_id, private_key=settings.github_private_key_pem())
+        pem = settings.github_private_key_pem()
+        problem = github_app_key_problem(pem)
+        if problem is not None:
+            credentials.found("github_app_key", problem)
+            log.error("credential_unusable", source="github", problem=problem)
+        auth = GitHubAuth(app_id=settings.github_app_id, private_key=pem)
     else:
         auth = GitHubAuth(token=settings.github_token)
     hint = BotIdentity(app_id=settings.github_app_id)
@@ -170,10 +184,10 @@ def _github(settings: Settings) -> tuple[GitHubTracker, Identity[BotIdentity]]:
         options=ClientOptions(seconds_between_writes=settings.write_spacing_s),
         on_rate_limit_wait=metrics.RATE_LIMIT_WAIT.inc,
     )
-    return tracker, Identity(resolve=tracker.identity, current=hint, source="github")
+    return tracker, Identity(resolve=tracker.identity, current=hint, source="github", credentials=credentials)
 
 
-def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
+def _jira(settings: Settings, credentials: CredentialChecks) -> tuple[JiraTracker, Identity[JiraIdentity]]:
     assert settings.jira_url is not None
     tracker = JiraTracker(
         settings.jira_url,
@@ -182,7 +196,8 @@ def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
         pat=settings.jira_pat.get_secret_value() if settings.jira_pat else None,
         config_dir=settings.jira_config_dir,
     )
-    return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira")
+    return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira",
+                             credentials=credentials)
 
 
 def build(settings: Settings) -> Runtime:
@@ -190,16 +205,17 @@ def build(settings: Settings) -> Runtime:
     trackers: dict[str, Tracker] = {}
     sources: list[WebhookSource] = []
     identities: list[Identity] = []  # type: ignore[type-arg]
+    credentials = CredentialChecks()
     serves_webhooks = settings.role != "worker"
     if settings.github_enabled:
-        github, github_identity = _github(settings)
+        github, github_identity = _github(settings, credentials)
         trackers["github"] = github
         if serves_webhooks:
             secret = settings.github_webhook_secret.get_secret_value() if settings.github_webhook_secret else None
             sources.append(GitHubSource(secret=secret, identity=github_identity.get))
             identities.append(github_identity)
     if settings.jira_enabled:
-        jira, jira_identity = _jira(settings)
+        jira, jira_identity = _jira(settings, credentials)
         trackers["jira"] = jira
         if serves_webhooks:
             sources.append(JiraSource(
@@ -213,4 +229,4 @@ def build(settings: Settings) -> Runtime:
     state = StateStore.connect(settings.system_database_url())
     services = Services(trackers=trackers, state=state)
     return Runtime(settings=settings, services=services, engine=Engine(settings, services), sources=sources,
-                   identities=identities)
+                   identities=identities, credentials=credentials)
