@@ -63,9 +63,11 @@ def read_ticket(source: str, type_name: str | None) -> RequirementPacket:
 def configure_logs() -> None:
     """Standard output carries the review (or its JSON); logs go to standard error, warnings and worse only.
     Loading structlog costs as much as the rest of a rules-only review, which logs nothing."""
-    from reqgate.bot.logging import configure
+    from reqgate.bot.logging import configure, route_library_logs
 
-    configure(os.environ.get("REQGATE_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    level = os.environ.get("REQGATE_LOG_LEVEL", "WARNING")
+    configure(level, stream=sys.stderr)
+    route_library_logs(level, stream=sys.stderr)
 
 
 class _WarningCache:

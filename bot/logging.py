@@ -111,3 +111,42 @@ def bind(**context: Any) -> Iterator[None]:
     """Bind context for everything logged in this thread or task until the block ends."""
     with structlog.contextvars.bound_contextvars(**{k: v for k, v in context.items() if v is not None}):
         yield
+
+
+# Loggers of the libraries the server runs, which would otherwise print plain text of their own.
+_LIBRARY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi", "dbos")
+
+
+def route_library_logs(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
+    """Every line written through the standard `logging` module (uvicorn, DBOS, httpx, the trackers' clients)
+    becomes a JSON line like ours, through the same scrubber. Call before uvicorn and DBOS start: DBOS adds
+    its plain-text handler only to a logger that has none."""
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.add_logger_name,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.stdlib.ExtraAdder(allow=()),
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            scrub,
+            structlog.processors.JSONRenderer(),
+        ],
+    )
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(numeric)
+    for name in _LIBRARY_LOGGERS:
+        library = logging.getLogger(name)
+        library.handlers = []
+        library.propagate = True
+    dbos = logging.getLogger("dbos")
+    dbos.addHandler(handler)
+    dbos.propagate = False

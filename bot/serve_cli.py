@@ -8,11 +8,13 @@ so that `reqgate --help` and `reqgate review` start without loading them.
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import hmac
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import uuid
@@ -22,6 +24,7 @@ from typing import Any
 
 DEFAULT_REPLAY_URL = "http://127.0.0.1:8000/webhooks/github"
 SOURCES = ("github", "jira")
+LISTEN_BACKLOG = 2048  # uvicorn's default
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -89,6 +92,7 @@ def _run_worker_child(runtime: Any, ready_fd: int) -> int:
     from reqgate.bot import worker_process
 
     bot_logging.configure(runtime.settings.log_level)
+    bot_logging.route_library_logs(runtime.settings.log_level)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -99,6 +103,21 @@ def _run_worker_child(runtime: Any, ready_fd: int) -> int:
     return EXIT_OK
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before anything says it serves: from the `serving` line on,
+    connections queue until uvicorn takes them. Raises OSError (e.g. EADDRINUSE)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _run_web(runtime: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -106,12 +125,20 @@ def _run_web(runtime: Any, args: argparse.Namespace) -> int:
 
     settings = runtime.settings
     bot_logging.configure(settings.log_level)
-    bot_logging.get_logger("reqgate").info(
-        "serving", host=args.host, port=args.port, role=settings.role,
-        webhooks=[source.name for source in runtime.sources], insecure=settings.dev_insecure,
-    )
-    uvicorn.run(runtime.app(), host=args.host, port=args.port, access_log=False, log_level="warning",
-                lifespan="on", timeout_graceful_shutdown=10)
+    bot_logging.route_library_logs(settings.log_level)
+    log = bot_logging.get_logger("reqgate")
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as exc:
+        reason = (f"address already in use: another process listens on {args.host}:{args.port}; stop it or "
+                  "choose another port with --port") if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+        log.error("cannot_listen", host=args.host, port=args.port, reason=reason)
+        return EXIT_FAILED
+    log.info("serving", host=args.host, port=args.port, role=settings.role,
+             webhooks=[source.name for source in runtime.sources], insecure=settings.dev_insecure)
+    config = uvicorn.Config(runtime.app(), access_log=False, log_level="warning", log_config=None,
+                            lifespan="on", timeout_graceful_shutdown=10)
+    uvicorn.Server(config).run(sockets=[sock])
     return EXIT_OK
 
 
