@@ -10,7 +10,6 @@ Slow (a virtual environment and the dependencies, from the package index or pip'
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -69,9 +68,9 @@ def install() -> Iterator[Install]:
         _pip(python, "install", "-q", "--require-hashes", "-r", str(LOCK))
         _pip(python, "install", "-q", "--no-deps", str(wheel))
         _pip(python, "check")
-        where = subprocess.run([str(python), "-c", "import reqgate.bot, os; print(os.path.dirname("
-                                "os.path.dirname(reqgate.bot.__file__)))"],
-                               capture_output=True, text=True, check=True, cwd=scratch, timeout=60)
+        locate = "import os, reqgate.bot; print(os.path.dirname(os.path.dirname(reqgate.bot.__file__)))"
+        where = subprocess.run([str(python), "-c", locate], capture_output=True, text=True, check=True, cwd=scratch,
+                               timeout=60)
         yield Install(venv=venv, package=Path(where.stdout.strip()))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -101,11 +100,10 @@ def test_the_image_layout_serves(install: Install, tmp_path: Path) -> None:
     for folder in (env["REQGATE_DATA_DIR"], env["REQGATE_CACHE_DIR"], workdir):
         Path(folder).mkdir(parents=True, exist_ok=True)
     port = free_port()
-    secret = "image-layout-secret"
     run_env = {
         "PATH": f"{install.venv / 'bin'}:/usr/bin:/bin",
         **env,
-        "REQGATE_GITHUB_WEBHOOK_SECRET": secret,
+        "REQGATE_GITHUB_WEBHOOK_SECRET": "image-layout-secret",
         "REQGATE_GITHUB_TOKEN": "image-layout-token",
         "REQGATE_GITHUB_API_URL": "http://127.0.0.1:9",  # nothing listens: no review needs to finish here
     }
@@ -126,13 +124,11 @@ def test_the_image_layout_serves(install: Install, tmp_path: Path) -> None:
                 pass
             time.sleep(0.2)
         assert ready is not None and ready.status_code == 200, log.read_text(errors="replace")[-3000:]
-        body = (ROOT / "examples" / "github-issues-opened.json").read_bytes()
         replay = subprocess.run(
             [str(install.venv / "bin" / "reqgate"), "replay", str(ROOT / "examples" / "github-issues-opened.json"),
              "--event", "issues", "--url", f"http://127.0.0.1:{port}/webhooks/github"],
             env=run_env, cwd=workdir, capture_output=True, text=True, timeout=60, check=False)
         assert replay.stdout.startswith("202 "), replay.stdout + replay.stderr
-        assert json.loads(body)["action"] == "opened"
     finally:
         server.terminate()
         server.wait(30)
