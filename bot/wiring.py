@@ -16,13 +16,14 @@ from reqgate.bot import metrics
 from reqgate.bot.app import create_app
 from reqgate.bot.inbox import InboxFile, Intake
 from reqgate.bot.logging import get_logger
+from reqgate.bot.pacing import WritePacer
 from reqgate.bot.settings import Settings
 from reqgate.bot.sources import GitHubSource, JiraSource, WebhookSource
 from reqgate.bot.state import StateStore
-from reqgate.bot.steps import Services
+from reqgate.bot.steps import OutageRetry, Services
 from reqgate.bot.worker_process import WorkerProcess
 from reqgate.bot.workflow import Engine, QueueReader
-from reqgate.handlers.base import Tracker, Trigger
+from reqgate.handlers.base import TicketRef, Tracker, Trigger
 from reqgate.handlers.github.client import ClientOptions, GitHubAuth
 from reqgate.handlers.github.tracker import GitHubTracker
 from reqgate.handlers.github.webhook import BotIdentity
@@ -87,7 +88,18 @@ class Runtime:
 
     def _details(self) -> dict[str, Any]:
         # Informational, not a readiness condition: until the identity is known a fallback is used.
-        return {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
+        details: dict[str, Any] = {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
+        details.update(self._oldest_unfinished())
+        return details
+
+    def _oldest_unfinished(self) -> dict[str, Any]:
+        """A stranded review is no reason to take this process out of service, but it should be seen."""
+        if self.queue_reader is None:
+            return {}
+        try:
+            return {"oldest_unfinished_review_s": round(self.queue_reader.oldest_unfinished_age(), 1)}
+        except Exception as exc:  # noqa: BLE001 - informational: a failed read is shown, not raised
+            return {"oldest_unfinished_review_s": None, "oldest_unfinished_error": type(exc).__name__}
 
     def start(self) -> None:
         settings = self.settings
@@ -107,6 +119,7 @@ class Runtime:
             self.worker_process.start()
         self.queue_reader = QueueReader(settings)
         metrics.observe_queue_depth(self.queue_depth)
+        metrics.observe_oldest_unfinished(self.queue_reader.oldest_unfinished_age)
         for identity in self.identities:
             identity.start(self.stop)
 
@@ -185,6 +198,24 @@ def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
     return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira")
 
 
+def pacing_key(ref: TicketRef, jira_url: str | None) -> str:
+    """What a tracker paces writes by: GitHub per App installation (or per token), Jira per site."""
+    if ref.source == "github":
+        return f"github:installation:{ref.installation_id}" if ref.installation_id else "github:token"
+    return f"jira:{jira_url}"
+
+
+def _pacing(settings: Settings, pacer: WritePacer) -> Callable[[TicketRef, int], None]:
+    spacing = {"github": settings.write_spacing_s, "jira": settings.jira_write_spacing_s}
+
+    def pace(ref: TicketRef, writes: int) -> None:
+        waited = pacer.wait(pacing_key(ref, settings.jira_url), spacing.get(ref.source, 0.0), writes)
+        if waited:
+            metrics.RATE_LIMIT_WAIT.inc(waited)
+
+    return pace
+
+
 def build(settings: Settings) -> Runtime:
     """Everything but the launch (the app's lifespan launches it, in the process that serves)."""
     trackers: dict[str, Tracker] = {}
@@ -211,6 +242,10 @@ def build(settings: Settings) -> Runtime:
             ))
             identities.append(jira_identity)
     state = StateStore.connect(settings.system_database_url())
-    services = Services(trackers=trackers, state=state)
+    services = Services(
+        trackers=trackers, state=state, pace_writes=_pacing(settings, WritePacer(state.engine)),
+        outage_retry=OutageRetry(first_s=settings.outage_retry_first_s, max_s=settings.outage_retry_max_s,
+                                 horizon_s=settings.outage_horizon_s),
+    )
     return Runtime(settings=settings, services=services, engine=Engine(settings, services), sources=sources,
                    identities=identities)
