@@ -49,7 +49,7 @@ EXECUTORS = sa.Table(
 BEATS_PER_TIMEOUT = 5
 
 
-class ExecutorIdInUse(RuntimeError):
+class ExecutorIdInUse(ValueError):
     """Another live process runs with this executor id."""
 
 

@@ -46,7 +46,7 @@ class TicketState(BaseModel):
 _SCHEMA_LOCK = 0x7265716761746531
 
 
-class DatabaseSetupError(RuntimeError):
+class DatabaseSetupError(ValueError):
     """The database cannot be used at all; the message is one line that says why and what to do."""
 
 
@@ -66,7 +66,7 @@ def ensure_database(url: sa.URL) -> None:
         with probe.connect():
             return
     except sa.exc.OperationalError as exc:
-        if "does not exist" not in str(exc.orig):
+        if f'database "{url.database}" does not exist' not in str(exc.orig):
             raise DatabaseSetupError(f"cannot connect to the database {url.database!r} on "
                                      f"{url.host}:{url.port or 5432}: {_first_line(exc)}") from None
     finally:

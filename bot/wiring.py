@@ -104,9 +104,8 @@ class Runtime:
     def start(self) -> None:
         settings = self.settings
         inbox_path = settings.inbox_path()
-        workers_here = settings.role == "worker" or (settings.role == "all" and not settings.workers_in_child)
-        # Without an inbox file the web side enqueues through DBOS itself, so it needs the runtime too.
-        self.engine_here = workers_here or inbox_path is None
+        workers_here = _workers_here(settings)
+        self.engine_here = _engine_here(settings)
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":
@@ -198,6 +197,15 @@ def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
     return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira")
 
 
+def _workers_here(settings: Settings) -> bool:
+    return settings.role == "worker" or (settings.role == "all" and not settings.workers_in_child)
+
+
+def _engine_here(settings: Settings) -> bool:
+    # Without an inbox file the web side enqueues through DBOS itself, so it needs the runtime too.
+    return _workers_here(settings) or settings.inbox_path() is None
+
+
 def pacing_key(ref: TicketRef, jira_url: str | None) -> str:
     """What a tracker paces writes by: GitHub per App installation (or per token), Jira per site."""
     if ref.source == "github":
@@ -247,5 +255,8 @@ def build(settings: Settings) -> Runtime:
         outage_retry=OutageRetry(first_s=settings.outage_retry_first_s, max_s=settings.outage_retry_max_s,
                                  horizon_s=settings.outage_horizon_s),
     )
-    return Runtime(settings=settings, services=services, engine=Engine(settings, services), sources=sources,
-                   identities=identities)
+    engine = Engine(settings, services)
+    if _engine_here(settings):
+        # Here rather than at launch, so that a second live process with this id stops with one line.
+        engine.claim_executor(_workers_here(settings))
+    return Runtime(settings=settings, services=services, engine=engine, sources=sources, identities=identities)

@@ -115,28 +115,37 @@ class Engine:
         self._enqueue: Callable[[Sequence[Trigger]], list[bool]] | None = None
         self.registry: Registry | None = None
 
+    def claim_executor(self, workers: bool) -> None:
+        """Take this process's executor id (bot/executors.py), before DBOS launches: its start-up recovery
+        would re-run the work of a live twin with the same id. Raises `ExecutorIdInUse`."""
+        self.registry = Registry(
+            self.services.state.engine, self.executor_id, "worker" if workers else "web",
+            self.settings.executor_timeout_s,
+            pending_executors=_pending_executors if workers else None,
+            recover=_recover if workers else None,
+        )
+        self.registry.claim()
+
+    @property
+    def executor_id(self) -> str:
+        return self.settings.executor_id or default_executor_id()
+
     def launch(self, workers: bool = True) -> None:
         global _services
         _services = self.services
         self.services.durable_sleep = DBOS.sleep
         # The state store (bot/state.py) has already created the SQLite file, its folder and its WAL mode.
         url = self.settings.system_database_url()
-        executor_id = self.settings.executor_id or default_executor_id()
         config: DBOSConfig = {"name": "reqgate", "system_database_url": url, "log_level": "WARNING",
-                              "application_version": APP_VERSION, "executor_id": executor_id}
+                              "application_version": APP_VERSION, "executor_id": self.executor_id}
         if self.settings.uses_sqlite:
             engine = _sqlite_engine(url, self.settings.sqlite_synchronous)
             config["system_database_engine"] = engine
         else:
             engine = sa.create_engine(sqlalchemy_url(url), pool_size=5, pool_pre_ping=True)
-        # Before DBOS launches: its start-up recovery would re-run the work of a live twin with this id.
-        self.registry = Registry(
-            self.services.state.engine, executor_id, "worker" if workers else "web",
-            self.settings.executor_timeout_s,
-            pending_executors=_pending_executors if workers else None,
-            recover=_recover if workers else None,
-        )
-        self.registry.claim()
+        if self.registry is None:
+            self.claim_executor(workers)
+        assert self.registry is not None
         DBOS(config=config)
         if not workers:
             DBOS.listen_queues([])

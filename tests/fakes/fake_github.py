@@ -158,6 +158,7 @@ class RecordedRequest:
     json: Any
     actor: str | None  # login (or "app:<id>" for a JWT) the credentials belong to
     status: int = 0
+    at: float = field(default_factory=time.time)  # when it arrived: the write-pacing tests read the gaps
 
 
 @dataclass
