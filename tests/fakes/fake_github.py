@@ -475,6 +475,11 @@ class FakeGitHub:
         """The write happens, then the client gets `status` (or, with `drop`, a connection closed mid-answer)."""
         self.fail(method, path, status, message="Server Error", times=times, after_write=True, drop=drop)
 
+    def clear_failures(self) -> None:
+        """End every injected failure still pending (e.g. an outage of unbounded `times`)."""
+        with self._lock:
+            self._failures.clear()
+
     def _take_failure(self, method: str, path: str, after_write: bool) -> Failure | None:
         with self._lock:
             for failure in self._failures:
