@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from reqgate.bot.logging import configure as configure_logging
+from reqgate.bot.redeliver import add_github_parser
 from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
 from reqgate.pipeline.cache import FileCache, default_cache_dir
 from reqgate.pipeline.config_loader import ConfigError, load_config, read_layer
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     rev.set_defaults(handler=run_review)
     add_serve_parser(commands)
     add_replay_parser(commands)
+    add_github_parser(commands)
     return parser
 
 

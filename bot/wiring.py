@@ -17,6 +17,7 @@ from reqgate.bot.app import create_app
 from reqgate.bot.inbox import InboxFile, Intake
 from reqgate.bot.logging import get_logger
 from reqgate.bot.pacing import WritePacer
+from reqgate.bot.redeliver import LEASE_KEY, RedeliveryJob, accepted_by, redeliver_missed, workflow_ids
 from reqgate.bot.settings import Settings
 from reqgate.bot.sources import GitHubSource, JiraSource, WebhookSource
 from reqgate.bot.state import StateStore
@@ -81,6 +82,7 @@ class Runtime:
     worker_process: WorkerProcess | None = None
     engine_here: bool = False
     queue_reader: QueueReader | None = None
+    redelivery: RedeliveryJob | None = None
 
     def app(self) -> Starlette:
         return create_app(self.sources, self, max_body_bytes=self.settings.max_body_bytes,
@@ -121,6 +123,9 @@ class Runtime:
         metrics.observe_oldest_unfinished(self.queue_reader.oldest_unfinished_age)
         for identity in self.identities:
             identity.start(self.stop)
+        if workers_here and settings.github_app_configured and settings.redeliver_interval_s > 0:
+            self.redelivery = _redelivery_job(settings, WritePacer(self.services.state.engine))
+            self.redelivery.start()
 
     async def accept(self, trigger: Trigger) -> bool:
         if self.intake is None:
@@ -145,6 +150,8 @@ class Runtime:
 
     def close(self) -> None:
         self.stop.set()
+        if self.redelivery is not None:
+            self.redelivery.stop()
         if self.intake is not None:
             self.intake.close()
         if self.worker_process is not None:
@@ -195,6 +202,23 @@ def _jira(settings: Settings) -> tuple[JiraTracker, Identity[JiraIdentity]]:
         config_dir=settings.jira_config_dir,
     )
     return tracker, Identity(resolve=tracker.identity, current=JiraIdentity(), source="jira")
+
+
+def _redelivery_job(settings: Settings, pacer: WritePacer) -> RedeliveryJob:
+    """GitHub App mode: missed deliveries asked for again (bot/redeliver.py), by one worker per interval."""
+    from dbos import DBOS
+
+    from reqgate.handlers.github.deliveries import AppDeliveries
+
+    key = settings.github_private_key_pem()
+    assert settings.github_app_id is not None and key is not None
+    deliveries = AppDeliveries(settings.github_app_id, key, api_url=settings.github_api_url)
+    accepted = accepted_by(workflow_ids(DBOS))
+    return RedeliveryJob(
+        run=lambda: redeliver_missed(deliveries, settings.redeliver_lookback_s, accepted),
+        take_turn=lambda: pacer.claim_turn(LEASE_KEY, settings.redeliver_interval_s),
+        interval_s=settings.redeliver_interval_s,
+    )
 
 
 def _workers_here(settings: Settings) -> bool:
