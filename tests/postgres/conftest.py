@@ -26,7 +26,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.postgres)
             if not PG_URL:
                 item.add_marker(pytest.mark.skip(
                     reason="no PostgreSQL server: REQGATE_TEST_PG_URL is not set (.ci/postgres.sh sets it)"))

@@ -3,6 +3,7 @@ with one executor id, and write pacing shared by all workers."""
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +16,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 from tests.fakes.fake_github import FakeGitHub
 from tests.postgres.pg_support import PgCluster
 from tests.test_e2e_github import GOOD_BODY
+
+pytestmark = pytest.mark.postgres
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 TIMEOUT_S = 8.0

@@ -3,6 +3,7 @@ workflow after durable pauses and end with their review, none with `reqgate:erro
 
 from __future__ import annotations
 
+import pytest
 import time
 
 from reqgate.handlers.publish import is_sticky
@@ -11,6 +12,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_github import FakeGitHub
 from tests.postgres.pg_support import PgCluster
 from tests.test_e2e_github import GOOD_BODY
+
+pytestmark = pytest.mark.postgres
 
 OUTAGE_S = 60.0
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_github import FakeGitHub, generate_app_key
 from tests.postgres.pg_support import PgCluster
 from tests.test_e2e_github import GOOD_BODY
+
+pytestmark = pytest.mark.postgres
 
 APP_ID = 4242
 INSTALLATION = 777

@@ -3,6 +3,7 @@ flight."""
 
 from __future__ import annotations
 
+import pytest
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 from tests.fakes.fake_github import FakeGitHub
 from tests.postgres.pg_support import PgCluster
 from tests.test_e2e_github import GOOD_BODY
+
+pytestmark = pytest.mark.postgres
 
 
 def test_twelve_processes_start_at_once_on_a_database_that_does_not_exist(

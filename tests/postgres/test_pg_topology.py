@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import uuid
 
 from reqgate.handlers.publish import is_sticky
@@ -10,6 +11,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_github import FakeGitHub
 from tests.postgres.pg_support import PgCluster
 from tests.test_e2e_github import GOOD_BODY
+
+pytestmark = pytest.mark.postgres
 
 
 def _issues(github: FakeGitHub, count: int) -> None:
