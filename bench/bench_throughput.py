@@ -11,7 +11,8 @@ process on SQLite (role `all`, its worker in a child), each on a fresh database,
 Everything else is as shipped: write pacing at GitHub's default (1 s between writes per installation,
 across all workers) and the default queue poll interval. Tickets are spread over one repository per App
 installation, as an App serving many organisations sees them: with a single installation GitHub's pacing,
-not the LLM, is the limit (about 2 writes a review: 0.5 reviews/s whatever the number of workers).
+not the LLM, is the limit (about 2 writes a review: 0.5 reviews/s whatever the number of workers). The
+repositories already carry ReqGate's labels, as after their first review.
 
 The clock runs from the first delivery sent to the last review published (the workflows' own times).
 Target: at least 85% of the ideal in each configuration.
@@ -52,6 +53,9 @@ def seed(github: FakeGitHub, reviews: int, installations: int) -> tuple[str, lis
         if repo.casefold() not in github.repos:
             github.add_repo(repo)
             github.add_installation(10_000 + n % installations, APP_ID, org)
+            # Steady state: a repository reviewed before already has ReqGate's labels.
+            for label in ("reqgate:ready", "reqgate:needs-info", "reqgate:error"):
+                github.add_label(repo, label)
         number = n // installations + 1
         github.add_issue(repo, title=f"Export workspace tasks {n}", body=GOOD_BODY, author="Codertocat",
                          number=number)
@@ -104,6 +108,7 @@ def run(label: str, reviews: int, concurrency: int, llm_s: float, workers: int, 
                 ids.append(f"gh:{delivery}")
             finished = wait_done(front, ids, timeout=60 + 10 * reviews * 2 * llm_s / (concurrency * workers))
             elapsed = finished - started
+            where = breakdown(front, ids)
         finally:
             for server in servers:
                 server.stop()
@@ -119,7 +124,24 @@ def run(label: str, reviews: int, concurrency: int, llm_s: float, workers: int, 
     ideal = concurrency * workers / (2 * llm_s)
     print(f"{label:<22} {reviews:>4} reviews  {elapsed:6.1f} s  {rate:5.2f} reviews/s  ideal {ideal:5.2f}  "
           f"{100 * rate / ideal:5.1f}%  (comments: {published})", flush=True)
+    print("    mean s per review: " + ", ".join(f"{k} {v:.2f}" for k, v in where.items()), flush=True)
     return {"rate": rate, "ideal": ideal}
+
+
+def breakdown(front: BotServer, ids: list[str]) -> dict[str, float]:
+    """Where a review's time goes: queued (accepted to dequeued), each step, and the rest."""
+    client = front.dbos()
+    totals: dict[str, float] = {}
+    sample = ids[len(ids) // 4: len(ids) // 4 + 16]
+    for wid in sample:
+        status = client.list_workflows(workflow_ids=[wid], load_input=False, load_output=False)[0]
+        totals["queued"] = totals.get("queued", 0.0) + ((status.dequeued_at or status.created_at or 0)
+                                                          - (status.created_at or 0)) / 1000
+        for step in client.list_workflow_steps(wid):
+            took = ((step["completed_at_epoch_ms"] or 0) - (step["started_at_epoch_ms"] or 0)) / 1000
+            totals[step["function_name"]] = totals.get(step["function_name"], 0.0) + took
+        totals["total"] = totals.get("total", 0.0) + ((status.updated_at or 0) - (status.created_at or 0)) / 1000
+    return {k: v / len(sample) for k, v in totals.items() if v / len(sample) >= 0.01}
 
 
 def wait_done(front: BotServer, ids: list[str], timeout: float) -> float:
@@ -141,8 +163,8 @@ def main() -> int:
     parser.add_argument("--reviews", type=int, default=96)
     parser.add_argument("--concurrency", type=int, default=8, help="REQGATE_WORKER_CONCURRENCY (default 8)")
     parser.add_argument("--llm-s", type=float, default=1.0, help="seconds per fake LLM call (default 1.0)")
-    parser.add_argument("--installations", type=int, default=48,
-                        help="App installations the tickets are spread over (default 48)")
+    parser.add_argument("--installations", type=int, default=24,
+                        help="App installations the tickets are spread over (default 24)")
     parser.add_argument("--pg-url", default=os.environ.get("REQGATE_TEST_PG_URL"),
                         help="a PostgreSQL server URL whose user may create databases (default $REQGATE_TEST_PG_URL)")
     parser.add_argument("--only", choices=["pg1", "pg2", "sqlite"], action="append")
