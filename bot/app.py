@@ -162,9 +162,11 @@ def readyz_endpoint(dispatcher: Dispatcher, details: Callable[[], dict[str, Any]
             missing = await run_in_threadpool(dispatcher.ready)
         except Exception as exc:  # noqa: BLE001 - any failure means not ready
             missing = f"readiness check failed: {type(exc).__name__}"
+        # Details may read the database (the oldest unfinished review): not on the event loop.
+        extra = await run_in_threadpool(details)
         if missing:
-            return JSONResponse({"status": "not ready", "reason": missing, **details()}, status_code=503)
-        return JSONResponse({"status": "ready", **details()})
+            return JSONResponse({"status": "not ready", "reason": missing, **extra}, status_code=503)
+        return JSONResponse({"status": "ready", **extra})
 
     return readyz
 

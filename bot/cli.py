@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reqgate.bot.github_manifest import add_github_parser
+from reqgate.bot.github_cli import add_github_parser
 from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
 from reqgate.bot.ticket_text import NotText, decode_ticket
 from reqgate.pipeline.ticket_type import TicketType

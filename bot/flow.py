@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from reqgate.bot import commands, metrics
 from reqgate.bot.logging import get_logger
 from reqgate.bot.state import TicketState
-from reqgate.bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config
+from reqgate.bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config, write
 from reqgate.handlers.base import TicketRef, Tracker, Trigger
 from reqgate.handlers.filters import skip_reason
 from reqgate.handlers.publish import cap_comment, label_changes
@@ -71,21 +71,59 @@ def run(trigger: Trigger, services: Services, step: StepRunner) -> Outcome:
 
 
 def review(trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, started: float) -> Outcome:
+    """The review, tried again after durable pauses while the tracker is down (`Services.outage_retry`)."""
+    pauses = services.outage_retry.pauses()
+    for attempt in range(len(pauses) + 1):
+        configs: list[Config] = []
+        try:
+            return _attempt(trigger, tracker, services, _numbered(step, attempt), started, configs)
+        except StepFailed as failure:
+            config = configs[0] if configs else None
+            if not failure.transient or attempt == len(pauses):
+                return _fail(trigger, tracker, services, step, failure, config)
+            _retry_later(trigger, tracker, services, step, failure, pauses[attempt], attempt)
+    raise AssertionError("unreachable: the last attempt returns")
+
+
+def _attempt(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, started: float, configs: list[Config]
+) -> Outcome:
     wid = trigger.workflow_id
     loaded = load_config(step, tracker, trigger)
     if isinstance(loaded, ConfigError):
         return _config_error(trigger, tracker, services, step, loaded)
     config = loaded.config
+    configs.append(config)  # for the error label's name, should a later step fail
     if trigger.kind == "review" and trigger.reason == "edited" and not config.review_on_edit:
         return Outcome(workflow_id=wid, status="skipped", detail="review_on_edit is off")
     if trigger.kind == "review" and not config.enabled:
         # Not even a fetch: a switched-off project costs one config read per event. (A command still gets
         # its "not reviewed" reply through the filters below.)
         return Outcome(workflow_id=wid, status="skipped", detail="ReqGate is disabled (`enabled: false`)")
-    try:
-        return _review(trigger, tracker, services, step, started, loaded)
-    except StepFailed as failure:
-        return _fail(trigger, tracker, services, step, failure, config)
+    return _review(trigger, tracker, services, step, started, loaded)
+
+
+def _retry_later(
+    trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, failure: StepFailed, pause: float,
+    attempt: int,
+) -> None:
+    """The tracker is down or refusing for now: say so on the ticket if it can be said (best effort, no error
+    label), then sleep durably; the review that follows replaces the comment."""
+    log.warning("delivery_retry_scheduled", step=failure.step, error=failure.error, pause_s=pause,
+                attempt=attempt + 1)
+    body = error_comment(
+        "the review is delayed",
+        [f"The step `{failure.step}` failed: {failure.error}",
+         f"{trigger.source.capitalize()} looks unreachable or busy; ReqGate retries by itself."],
+        run_id=trigger.workflow_id,
+        retry_hint=f"A retry is scheduled in about {_human(pause)}; the review will replace this comment.",
+    )
+    _publish_error(trigger, tracker, services, step, None, body, labels=False, suffix=f"_{attempt + 1}")
+    services.durable_sleep(pause)
+
+
+def _human(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _review(
@@ -104,7 +142,7 @@ def _review(
     fetched = _Fetched.model_validate(io(step, "fetch_and_prepare", fetch))
     if fetched.prepared is None:
         if trigger.kind == "command":
-            io(step, "reply_skipped", lambda: tracker.reply(
+            write(step, services, trigger.ref, "reply_skipped", lambda: tracker.reply(
                 trigger.ref, f"ReqGate does not review this ticket: {fetched.skip}."), idempotent=False)
         step("count_skipped", lambda: metrics.count_review("skipped", None))
         return Outcome(workflow_id=wid, status="skipped", detail=fetched.skip)
@@ -119,10 +157,13 @@ def _review(
 
     add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
     if add or remove:
-        io(step, "sync_labels", lambda: tracker.sync_labels(trigger.ref, add, remove, config.labels.color))
+        write(step, services, trigger.ref, "sync_labels",
+              lambda: tracker.sync_labels(trigger.ref, add, remove, config.labels.color),
+              writes=(1 if add else 0) + len(remove))
     body = cap_comment(result.comment_markdown, min(tracker.comment_limit, config.limits.comment_max_chars))
     known = previous.comment_id if previous else None
-    comment_id: str = io(step, "upsert_comment", lambda: tracker.upsert_comment(trigger.ref, body, known))
+    comment_id: str = write(step, services, trigger.ref, "upsert_comment",
+                            lambda: tracker.upsert_comment(trigger.ref, body, known))
 
     def save() -> None:
         services.state.put(TicketState(ticket_id=trigger.ref.ticket_id, content_hash=prepared.content_hash,
@@ -178,40 +219,55 @@ def _fresh_review(
 # ---- failures -----------------------------------------------------------------------------------------
 
 
+def _numbered(step: StepRunner, attempt: int) -> StepRunner:
+    """Each attempt after an outage names its steps apart: a step runner keyed by name (the unit tests')
+    must not hand an attempt the failure recorded by the one before."""
+    if attempt == 0:
+        return step
+    return lambda name, fn: step(f"{name}_{attempt + 1}", fn)
+
+
 def _publish_error(
     trigger: Trigger, tracker: Tracker, services: Services, step: StepRunner, config: Config | None, body: str,
+    *, labels: bool = True, suffix: str = "",
 ) -> str | None:
-    """Error label and error comment, each best effort: the tracker may be the thing that is failing."""
-    labels = (config or load_default_config()).labels
+    """Error label and error comment, each best effort: the tracker may be the thing that is failing.
+    Without `labels` (a retry is scheduled) the ticket keeps its labels and only the comment says why."""
+    ours = (config or load_default_config()).labels
     # The ticket's labels may be unknown (fetching it may be what failed): ask to remove both verdict labels;
     # the adapters treat removing an absent label as done.
-    add, remove = label_changes([labels.ready, labels.needs_info], None, labels, error=True)
+    add, remove = label_changes([ours.ready, ours.needs_info], None, ours, error=True)
     comment_id: str | None = None
-    try:
-        io(step, "error_labels", lambda: tracker.sync_labels(trigger.ref, add, remove, labels.color))
-    except StepFailed:
-        pass
+    if labels:
+        try:
+            write(step, services, trigger.ref, "error_labels",
+                  lambda: tracker.sync_labels(trigger.ref, add, remove, ours.color), writes=1 + len(remove))
+        except StepFailed:
+            pass
     state_key = trigger.ref.ticket_id
     try:
-        previous = _load_state(step, services, state_key, "load_state_for_error")
+        previous = _load_state(step, services, state_key, f"load_state_for_error{suffix}")
     except StepFailed:
         previous = None
     known = previous.comment_id if previous else None
     try:
-        comment_id = io(step, "error_comment", lambda: tracker.upsert_comment(
+        comment_id = write(step, services, trigger.ref, f"error_comment{suffix}", lambda: tracker.upsert_comment(
             trigger.ref, cap_comment(body, tracker.comment_limit), known))
     except StepFailed:
         pass
 
     def save() -> None:
-        # The last good review stays: a recheck of unchanged text republishes it without an LLM call.
+        # The last good review stays: a recheck of unchanged text republishes it without an LLM call. While a
+        # retry is pending the verdict stays too; only the comment to replace is remembered.
         base = previous or TicketState(ticket_id=state_key)
-        services.state.put(base.model_copy(update={"verdict": "error", "comment_id": comment_id or known,
-                                                   "workflow_id": trigger.workflow_id}))
-        metrics.count_review("error", None)
+        update: dict[str, Any] = {"comment_id": comment_id or known, "workflow_id": trigger.workflow_id}
+        if labels:
+            update["verdict"] = "error"
+            metrics.count_review("error", None)
+        services.state.put(base.model_copy(update=update))
 
     try:
-        io(step, "save_error_state", save)
+        io(step, f"save_error_state{suffix}", save)
     except StepFailed:
         pass
     return comment_id

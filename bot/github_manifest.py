@@ -48,9 +48,7 @@ def form(manifest_json: str, organization: str | None) -> str:
     )
 
 
-def add_github_parser(subparsers: Any) -> None:
-    github = subparsers.add_parser("github", help="GitHub set-up helpers")
-    commands = github.add_subparsers(dest="github_command", required=True)
+def add_manifest_parser(commands: Any) -> None:
     make = commands.add_parser(
         "manifest", help="print the GitHub App manifest as the JSON GitHub's manifest flow takes",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,

@@ -44,23 +44,36 @@ for _verdict in ("ready", "needs_info", "error", "skipped"):
 class _QueueDepth(Collector):
     """Read at scrape time from the database; a failing read shows -1 rather than breaking the scrape."""
 
-    def __init__(self) -> None:
-        self.read: Callable[[], int] | None = None
+    def __init__(self, name: str = "reqgate_queue_depth",
+                 documentation: str = "Deliveries accepted and not yet started.") -> None:
+        self.name = name
+        self.documentation = documentation
+        self.read: Callable[[], float] | None = None
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
             depth = float(self.read()) if self.read is not None else 0.0
         except Exception:  # noqa: BLE001 - a scrape must never fail on a database hiccup
             depth = -1.0
-        yield GaugeMetricFamily("reqgate_queue_depth", "Deliveries accepted and not yet started.", value=depth)
+        yield GaugeMetricFamily(self.name, self.documentation, value=depth)
 
 
 _QUEUE_DEPTH = _QueueDepth()
 REGISTRY.register(_QUEUE_DEPTH)
+# A review that nothing works on (a dead worker's, before it is taken over) shows as an age that keeps growing.
+_OLDEST_UNFINISHED = _QueueDepth(
+    "reqgate_oldest_unfinished_review_seconds",
+    "Age of the oldest delivery accepted and not finished (queued or running); 0 when there is none.",
+)
+REGISTRY.register(_OLDEST_UNFINISHED)
 
 
-def observe_queue_depth(read: Callable[[], int]) -> None:
+def observe_queue_depth(read: Callable[[], float]) -> None:
     _QUEUE_DEPTH.read = read
+
+
+def observe_oldest_unfinished(read: Callable[[], float]) -> None:
+    _OLDEST_UNFINISHED.read = read
 
 
 def count_llm_usage(calls: list[LLMCallRecord]) -> None:
@@ -87,4 +100,5 @@ def exposition() -> tuple[bytes, str]:
     registry = CollectorRegistry()
     MultiProcessCollector(registry)
     registry.register(_QUEUE_DEPTH)
+    registry.register(_OLDEST_UNFINISHED)
     return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -14,6 +14,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 Role = Literal["all", "web", "worker"]
 
 
+_SUPPORTED_DRIVERS = ("postgresql", "postgresql+psycopg", "sqlite")
+
+
+def _psycopg3(url: str) -> str:
+    """psycopg 3 is what DBOS ships with (and uses for a driverless URL); a URL written for psycopg2 is
+    mapped to it rather than failing on a driver that is not installed."""
+    for prefix in ("postgresql+psycopg2://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql://" + url[len(prefix):]
+    return url
+
+
 class SettingsError(ValueError):
     """The settings cannot run a server; the message names the variables to set."""
 
@@ -48,20 +60,41 @@ class Settings(BaseSettings):
     # Accept unsigned webhooks. Only for a laptop: anyone who can reach the port can then trigger reviews.
     dev_insecure: bool = False
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
-    # GitHub asks integrators to leave at least a second between content-creating requests.
+    # GitHub asks integrators to leave at least a second between content-creating requests. Enforced per
+    # installation (per token in token mode) across every worker together (bot/pacing.py).
     write_spacing_s: float = Field(default=1.0, ge=0)
+    # Jira documents no spacing; when set, a site's writes are spaced likewise across all workers.
+    jira_write_spacing_s: float = Field(default=0.0, ge=0)
 
     # all: one process serves webhooks and runs reviews; web: only enqueues; worker: only runs reviews.
     role: Role = "all"
     # Stable per worker (the StatefulSet pod name) so that a restarted worker recovers its own workflows.
+    # Unset: the host name, which is unique per container and per pod (bot/executors.py refuses a second
+    # live process with the same id).
     executor_id: str | None = None
+    # A process that has not written its heartbeat for this long is taken for dead: live workers resume its
+    # unfinished reviews (bot/executors.py). Long enough that a slow database moment is not a death.
+    executor_timeout_s: float = Field(default=60.0, gt=0)
     worker_concurrency: int = Field(default=8, gt=0)
-    queue_poll_s: float = Field(default=1.0, gt=0)
+    # How often each worker asks the database for queued reviews. A review waits half of it on average
+    # before it starts (at 1 s that alone cost ~20% of a 2 s review's throughput); one small indexed query
+    # per worker four times a second is nothing to PostgreSQL or SQLite.
+    queue_poll_s: float = Field(default=0.25, gt=0)
+    # A review that fails because the tracker is unreachable, answers 5xx or rate-limits past the in-step
+    # retries is tried again by the workflow after a durable sleep, the pause doubling from the first to the
+    # longest, until the horizon has passed; only then does it end in the error label.
+    outage_retry_first_s: float = Field(default=30.0, gt=0)
+    outage_retry_max_s: float = Field(default=600.0, gt=0)
+    outage_horizon_s: float = Field(default=3600.0, ge=0)
+    # GitHub App mode: how often the recent deliveries are checked for failed ones (0: never), and how far
+    # back. GitHub never redelivers on its own.
+    redeliver_interval_s: float = Field(default=600.0, ge=0)
+    redeliver_lookback_s: float = Field(default=3 * 3600.0, gt=0)
     log_level: str = "INFO"
 
     def system_database_url(self) -> str:
         if self.database_url is not None:
-            return self.database_url.get_secret_value()
+            return _psycopg3(self.database_url.get_secret_value())
         return f"sqlite:///{(self.data_dir / 'reqgate.sqlite').resolve()}"
 
     def inbox_path(self) -> Path | None:
@@ -116,6 +149,16 @@ class Settings(BaseSettings):
     def problems(self) -> list[str]:
         """Everything that stops `reqgate serve` from starting, each with the variable to set."""
         found: list[str] = []
+        if self.database_url is not None:
+            try:
+                driver = sa_url.make_url(self.system_database_url()).drivername
+            except ValueError:
+                driver = None
+            if driver not in _SUPPORTED_DRIVERS:
+                found.append(
+                    "REQGATE_DATABASE_URL: use postgresql://user:password@host:5432/database (the psycopg 3 "
+                    "driver; postgresql+psycopg2:// is accepted and mapped) or sqlite:///path"
+                )
         if not (self.github_enabled or self.jira_enabled):
             found.append(
                 "no tracker is configured: set REQGATE_GITHUB_APP_ID with REQGATE_GITHUB_PRIVATE_KEY "

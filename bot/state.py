@@ -16,10 +16,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from reqgate.pipeline.schemas import ReviewResult
 
-_METADATA = sa.MetaData()
+# Every table of ours (this one, bot/executors.py's, bot/pacing.py's), created together at connect.
+METADATA = sa.MetaData()
 TICKET_STATE = sa.Table(
     "reqgate_ticket_state",
-    _METADATA,
+    METADATA,
     sa.Column("ticket_id", sa.String(400), primary_key=True),
     sa.Column("content_hash", sa.String(128)),
     sa.Column("verdict", sa.String(32)),
@@ -41,17 +42,69 @@ class TicketState(BaseModel):
     workflow_id: str | None = None
 
 
+# Any 64-bit number of our own: the transaction-scoped advisory lock that serialises table creation.
+_SCHEMA_LOCK = 0x7265716761746531
+
+
+class DatabaseSetupError(ValueError):
+    """The database cannot be used at all; the message is one line that says why and what to do."""
+
+
 def sqlalchemy_url(database_url: str) -> sa.URL:
     """The same database DBOS uses; plain postgres URLs get the psycopg 3 driver that DBOS ships with."""
     url = sa.make_url(database_url)
-    if url.drivername in ("postgresql", "postgres"):
+    if url.drivername in ("postgresql", "postgres", "postgresql+psycopg2"):
         url = url.set(drivername="postgresql+psycopg")
     return url
+
+
+def ensure_database(url: sa.URL) -> None:
+    """Create the PostgreSQL database named in the URL when it does not exist yet (DBOS would, but our
+    tables are made first). Several processes starting at once may all try: losing that race is fine."""
+    probe = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    try:
+        with probe.connect():
+            return
+    except sa.exc.OperationalError as exc:
+        if f'database "{url.database}" does not exist' not in str(exc.orig):
+            raise DatabaseSetupError(f"cannot connect to the database {url.database!r} on "
+                                     f"{url.host}:{url.port or 5432}: {_first_line(exc)}") from None
+    finally:
+        probe.dispose()
+    admin = sa.create_engine(url.set(database="postgres"), poolclass=sa.pool.NullPool,
+                             isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{url.database}"'))
+    except (sa.exc.ProgrammingError, sa.exc.IntegrityError) as exc:
+        if "already exists" not in str(exc.orig) and "duplicate key" not in str(exc.orig):
+            raise DatabaseSetupError(f"the database {url.database!r} does not exist and cannot be created "
+                                     f"({_first_line(exc)}): create it, or grant CREATEDB") from None
+    except sa.exc.OperationalError as exc:
+        raise DatabaseSetupError(f"the database {url.database!r} does not exist and cannot be created "
+                                 f"({_first_line(exc)}): create it, or grant CREATEDB") from None
+    finally:
+        admin.dispose()
+
+
+def _first_line(exc: sa.exc.DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+
+
+def create_tables(engine: sa.Engine) -> None:
+    """Our tables, once, however many processes start together: `CREATE TABLE` checked first still races
+    (two see no table, the second's insert into the catalogue fails), so on PostgreSQL it runs under an
+    advisory lock held for the transaction."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+        METADATA.create_all(conn, checkfirst=True)
 
 
 def create_engine(database_url: str) -> sa.Engine:
     url = sqlalchemy_url(database_url)
     if url.get_backend_name() != "sqlite":
+        ensure_database(url)
         return sa.create_engine(url, pool_pre_ping=True, pool_size=5)
     if url.database:
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +127,7 @@ class StateStore:
     @classmethod
     def connect(cls, database_url: str) -> StateStore:
         store = cls(create_engine(database_url))
-        _METADATA.create_all(store.engine, checkfirst=True)
+        create_tables(store.engine)
         return store
 
     def get(self, ticket_id: str) -> TicketState | None:

@@ -37,6 +37,27 @@ class ResolvesRefs(Protocol):
     def resolve_ref(self, ref: TicketRef) -> TicketRef: ...
 
 
+def _no_pacing(_ref: TicketRef, _slots: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class OutageRetry:
+    """Pauses between whole-review retries when the tracker is down; together they span the horizon."""
+
+    first_s: float = 30.0
+    max_s: float = 600.0
+    horizon_s: float = 3600.0
+
+    def pauses(self) -> list[float]:
+        out: list[float] = []
+        pause = self.first_s
+        while sum(out) < self.horizon_s:
+            out.append(min(pause, self.max_s))
+            pause *= 2
+        return out
+
+
 @dataclass
 class Services:
     """What the flow talks to, built once per process (bot/wiring.py)."""
@@ -44,6 +65,11 @@ class Services:
     trackers: Mapping[str, Tracker]
     state: StateStore
     llm_factory: Callable[[LLMSettings], LLMClient | None] = LLMClient.from_env
+    # Waits for this ticket's turn to write (bot/pacing.py: per installation or site, across processes).
+    pace_writes: Callable[[TicketRef, int], None] = _no_pacing
+    # A sleep that survives a restart (DBOS.sleep in the bot): the pause before an outage retry.
+    durable_sleep: Callable[[float], None] = time.sleep
+    outage_retry: OutageRetry = OutageRetry(horizon_s=0.0)
 
 
 class Outcome(BaseModel):
@@ -59,12 +85,14 @@ class Outcome(BaseModel):
 
 
 class StepFailed(Exception):
-    """A tracker call failed for good (the adapters retry transient failures themselves)."""
+    """A tracker call failed for good (the adapters retry transient failures themselves). `transient`: the
+    far side was unreachable or said "later" (5xx, 429), so the same call may succeed after a pause."""
 
-    def __init__(self, step: str, error: str) -> None:
+    def __init__(self, step: str, error: str, transient: bool = False) -> None:
         super().__init__(f"{step}: {error}")
         self.step = step
         self.error = error
+        self.transient = transient
 
 
 def io(step: StepRunner, name: str, fn: Callable[[], T], *, idempotent: bool = True) -> T:
@@ -84,15 +112,29 @@ def io(step: StepRunner, name: str, fn: Callable[[], T], *, idempotent: bool = T
                 error = f"{type(exc).__name__}: {scrub_text(str(exc))[:300]}"
                 if not pauses or _permanent(exc):
                     log.warning("step_failed", step=name, error=error)
-                    return {"error": error}
+                    return {"error": error, "transient": not _permanent(exc)}
                 pause = pauses.pop(0)
                 log.info("step_retry", step=name, error=error, pause_s=pause)
                 time.sleep(pause)
 
     recorded = step(name, guarded)
     if "error" in recorded:
-        raise StepFailed(name, recorded["error"])
+        raise StepFailed(name, recorded["error"], transient=bool(recorded.get("transient")))
     return recorded["value"]
+
+
+def write(
+    step: StepRunner, services: Services, ref: TicketRef, name: str, fn: Callable[[], T], *, writes: int = 1,
+    idempotent: bool = True,
+) -> T:
+    """`io` for a step that writes to the tracker: it first waits for the ticket's turn (`writes` slots)
+    inside the step, so a replayed step does not wait again."""
+
+    def paced() -> T:
+        services.pace_writes(ref, writes)
+        return fn()
+
+    return io(step, name, paced, idempotent=idempotent)
 
 
 # Errors of our own code or of the data: asking again gets the same answer.
@@ -101,6 +143,8 @@ _PERMANENT = (NameError, TypeError, AttributeError, LookupError, ValueError, Ass
 
 def _permanent(exc: Exception) -> bool:
     """A 4xx other than the "try later" ones, or a bug: not worth a second attempt."""
+    if "RateLimit" in type(exc).__name__:
+        return False  # a rate limit longer than the adapter would wait: later is the answer
     status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
     refused = isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 425, 429)
     return refused or isinstance(exc, _PERMANENT)

@@ -17,13 +17,15 @@ from reqgate.bot.app import create_app
 from reqgate.bot.credentials import CredentialChecks, github_app_key_problem
 from reqgate.bot.inbox import InboxFile, Intake
 from reqgate.bot.logging import get_logger
+from reqgate.bot.pacing import WritePacer
+from reqgate.bot.redeliver import LEASE_KEY, RedeliveryJob, accepted_by, redeliver_missed, workflow_ids
 from reqgate.bot.settings import Settings
 from reqgate.bot.sources import GitHubSource, JiraSource, WebhookSource
 from reqgate.bot.state import StateStore
-from reqgate.bot.steps import Services
+from reqgate.bot.steps import OutageRetry, Services
 from reqgate.bot.worker_process import WorkerProcess
 from reqgate.bot.workflow import Engine, QueueReader
-from reqgate.handlers.base import Tracker, Trigger
+from reqgate.handlers.base import TicketRef, Tracker, Trigger
 from reqgate.handlers.github.client import ClientOptions, GitHubAuth
 from reqgate.handlers.github.tracker import GitHubTracker
 from reqgate.handlers.github.webhook import BotIdentity
@@ -88,6 +90,7 @@ class Runtime:
     worker_process: WorkerProcess | None = None
     engine_here: bool = False
     queue_reader: QueueReader | None = None
+    redelivery: RedeliveryJob | None = None
 
     def app(self) -> Starlette:
         return create_app(self.sources, self, max_body_bytes=self.settings.max_body_bytes,
@@ -95,14 +98,24 @@ class Runtime:
 
     def _details(self) -> dict[str, Any]:
         # Informational, not a readiness condition: until the identity is known a fallback is used.
-        return {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
+        details: dict[str, Any] = {"identities": {i.source: i.resolved.is_set() for i in self.identities}}
+        details.update(self._oldest_unfinished())
+        return details
+
+    def _oldest_unfinished(self) -> dict[str, Any]:
+        """A stranded review is no reason to take this process out of service, but it should be seen."""
+        if self.queue_reader is None:
+            return {}
+        try:
+            return {"oldest_unfinished_review_s": round(self.queue_reader.oldest_unfinished_age(), 1)}
+        except Exception as exc:  # noqa: BLE001 - informational: a failed read is shown, not raised
+            return {"oldest_unfinished_review_s": None, "oldest_unfinished_error": type(exc).__name__}
 
     def start(self) -> None:
         settings = self.settings
         inbox_path = settings.inbox_path()
-        workers_here = settings.role == "worker" or (settings.role == "all" and not settings.workers_in_child)
-        # Without an inbox file the web side enqueues through DBOS itself, so it needs the runtime too.
-        self.engine_here = workers_here or inbox_path is None
+        workers_here = _workers_here(settings)
+        self.engine_here = _engine_here(settings)
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":
@@ -115,8 +128,12 @@ class Runtime:
             self.worker_process.start()
         self.queue_reader = QueueReader(settings)
         metrics.observe_queue_depth(self.queue_depth)
+        metrics.observe_oldest_unfinished(self.queue_reader.oldest_unfinished_age)
         for identity in self.identities:
             identity.start(self.stop)
+        if workers_here and settings.github_app_configured and settings.redeliver_interval_s > 0:
+            self.redelivery = _redelivery_job(settings, WritePacer(self.services.state.engine))
+            self.redelivery.start()
 
     async def accept(self, trigger: Trigger) -> bool:
         if self.intake is None:
@@ -142,6 +159,8 @@ class Runtime:
 
     def close(self) -> None:
         self.stop.set()
+        if self.redelivery is not None:
+            self.redelivery.stop()
         if self.intake is not None:
             self.intake.close()
         if self.worker_process is not None:
@@ -200,6 +219,50 @@ def _jira(settings: Settings, credentials: CredentialChecks) -> tuple[JiraTracke
                              credentials=credentials)
 
 
+def _redelivery_job(settings: Settings, pacer: WritePacer) -> RedeliveryJob:
+    """GitHub App mode: missed deliveries asked for again (bot/redeliver.py), by one worker per interval."""
+    from dbos import DBOS
+
+    from reqgate.handlers.github.deliveries import AppDeliveries
+
+    key = settings.github_private_key_pem()
+    assert settings.github_app_id is not None and key is not None
+    deliveries = AppDeliveries(settings.github_app_id, key, api_url=settings.github_api_url)
+    accepted = accepted_by(workflow_ids(DBOS))
+    return RedeliveryJob(
+        run=lambda: redeliver_missed(deliveries, settings.redeliver_lookback_s, accepted),
+        take_turn=lambda: pacer.claim_turn(LEASE_KEY, settings.redeliver_interval_s),
+        interval_s=settings.redeliver_interval_s,
+    )
+
+
+def _workers_here(settings: Settings) -> bool:
+    return settings.role == "worker" or (settings.role == "all" and not settings.workers_in_child)
+
+
+def _engine_here(settings: Settings) -> bool:
+    # Without an inbox file the web side enqueues through DBOS itself, so it needs the runtime too.
+    return _workers_here(settings) or settings.inbox_path() is None
+
+
+def pacing_key(ref: TicketRef, jira_url: str | None) -> str:
+    """What a tracker paces writes by: GitHub per App installation (or per token), Jira per site."""
+    if ref.source == "github":
+        return f"github:installation:{ref.installation_id}" if ref.installation_id else "github:token"
+    return f"jira:{jira_url}"
+
+
+def _pacing(settings: Settings, pacer: WritePacer) -> Callable[[TicketRef, int], None]:
+    spacing = {"github": settings.write_spacing_s, "jira": settings.jira_write_spacing_s}
+
+    def pace(ref: TicketRef, writes: int) -> None:
+        waited = pacer.wait(pacing_key(ref, settings.jira_url), spacing.get(ref.source, 0.0), writes)
+        if waited:
+            metrics.RATE_LIMIT_WAIT.inc(waited)
+
+    return pace
+
+
 def build(settings: Settings) -> Runtime:
     """Everything but the launch (the app's lifespan launches it, in the process that serves)."""
     trackers: dict[str, Tracker] = {}
@@ -227,6 +290,14 @@ def build(settings: Settings) -> Runtime:
             ))
             identities.append(jira_identity)
     state = StateStore.connect(settings.system_database_url())
-    services = Services(trackers=trackers, state=state)
-    return Runtime(settings=settings, services=services, engine=Engine(settings, services), sources=sources,
-                   identities=identities, credentials=credentials)
+    services = Services(
+        trackers=trackers, state=state, pace_writes=_pacing(settings, WritePacer(state.engine)),
+        outage_retry=OutageRetry(first_s=settings.outage_retry_first_s, max_s=settings.outage_retry_max_s,
+                                 horizon_s=settings.outage_horizon_s),
+    )
+    engine = Engine(settings, services)
+    if _engine_here(settings):
+        # Here rather than at launch, so that a second live process with this id stops with one line.
+        engine.claim_executor(_workers_here(settings))
+    return Runtime(settings=settings, services=services, engine=engine, sources=sources, identities=identities,
+                   credentials=credentials)

@@ -4,12 +4,19 @@ One workflow per delivery, its id `<source>:<delivery id>`, so a delivery enqueu
 queue is partitioned by ticket with one workflow at a time per partition: two quick events for one ticket
 run one after the other, different tickets in parallel. Each I/O is a checkpointed step (bot/steps.py);
 on launch DBOS recovers the workflows this executor left unfinished and resumes them after their last
-recorded step.
+recorded step; those of an executor that never comes back are resumed by the others (bot/executors.py).
+
+DBOS resumes only workflows of its own application version, by default a hash of the workflow's source:
+any edit of it would strand every in-flight review at an upgrade. The version is ours instead,
+`APP_VERSION`, bumped only when the sequence of steps changes in a way that an in-flight review recorded by
+the old code cannot replay (a step added, removed or reordered before the last one; a step's recorded
+value read differently). Reviews recorded under an older version stay PENDING and are listed at launch.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -19,6 +26,7 @@ from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions
 from dbos import error as dbos_error
 
 from reqgate.bot import flow
+from reqgate.bot.executors import Registry, default_executor_id
 from reqgate.bot.inbox import InboxFile, Pump
 from reqgate.bot.logging import bind, get_logger
 from reqgate.bot.settings import Settings
@@ -26,6 +34,7 @@ from reqgate.bot.state import sqlalchemy_url
 from reqgate.bot.steps import Services
 from reqgate.handlers.base import Trigger
 
+APP_VERSION = "reqgate-flow-1"
 QUEUE_NAME = "reqgate-deliveries"
 WORKFLOW_NAME = "reqgate.delivery"
 # A delivery whose replay keeps killing the process stops being retried after this many recoveries.
@@ -104,24 +113,45 @@ class Engine:
         self._workers = False
         self._pump: Pump | None = None
         self._enqueue: Callable[[Sequence[Trigger]], list[bool]] | None = None
+        self.registry: Registry | None = None
+
+    def claim_executor(self, workers: bool) -> None:
+        """Take this process's executor id (bot/executors.py), before DBOS launches: its start-up recovery
+        would re-run the work of a live twin with the same id. Raises `ExecutorIdInUse`."""
+        self.registry = Registry(
+            self.services.state.engine, self.executor_id, "worker" if workers else "web",
+            self.settings.executor_timeout_s,
+            pending_executors=_pending_executors if workers else None,
+            recover=_recover if workers else None,
+        )
+        self.registry.claim()
+
+    @property
+    def executor_id(self) -> str:
+        return self.settings.executor_id or default_executor_id()
 
     def launch(self, workers: bool = True) -> None:
         global _services
         _services = self.services
+        self.services.durable_sleep = DBOS.sleep
         # The state store (bot/state.py) has already created the SQLite file, its folder and its WAL mode.
         url = self.settings.system_database_url()
-        config: DBOSConfig = {"name": "reqgate", "system_database_url": url, "log_level": "WARNING"}
+        config: DBOSConfig = {"name": "reqgate", "system_database_url": url, "log_level": "WARNING",
+                              "application_version": APP_VERSION, "executor_id": self.executor_id}
         if self.settings.uses_sqlite:
             engine = _sqlite_engine(url, self.settings.sqlite_synchronous)
             config["system_database_engine"] = engine
         else:
             engine = sa.create_engine(sqlalchemy_url(url), pool_size=5, pool_pre_ping=True)
-        if self.settings.executor_id:
-            config["executor_id"] = self.settings.executor_id
+        if self.registry is None:
+            self.claim_executor(workers)
+        assert self.registry is not None
         DBOS(config=config)
         if not workers:
             DBOS.listen_queues([])
         DBOS.launch()
+        _log_stranded_versions()
+        self.registry.start()
         DBOS.register_queue(
             QUEUE_NAME,
             partition_concurrency=1,
@@ -172,7 +202,31 @@ class Engine:
         if self._launched:
             DBOS.destroy(workflow_completion_timeout_sec=5)
             self._launched = False
+        if self.registry is not None:
+            self.registry.close()
+            self.registry = None
         _services = None
+
+
+def _pending_executors() -> set[str]:
+    """Executors holding PENDING workflows of ours, of this application version (others cannot be resumed)."""
+    pending = DBOS.list_workflows(status="PENDING", app_version=APP_VERSION, name=WORKFLOW_NAME,
+                                  load_input=False, load_output=False)
+    return {status.executor_id for status in pending if status.executor_id}
+
+
+def _recover(executor_ids: list[str]) -> int:
+    return len(DBOS._recover_pending_workflows(executor_ids))  # noqa: SLF001 - the call DBOS Conductor makes
+
+
+def _log_stranded_versions() -> None:
+    """Unfinished reviews recorded by an incompatible older version: they need a person (README)."""
+    older = [status for status in DBOS.list_workflows(status="PENDING", name=WORKFLOW_NAME, load_input=False,
+                                                      load_output=False)
+             if status.app_version and status.app_version != APP_VERSION]
+    if older:
+        log.error("workflows_of_older_version", count=len(older), current=APP_VERSION,
+                  versions=sorted({status.app_version or "" for status in older}))
 
 
 class QueueReader:
@@ -183,13 +237,25 @@ class QueueReader:
         self.settings = settings
         self._client: DBOSClient | None = None
 
-    def queued(self) -> int:
+    def _dbos(self) -> DBOSClient:
         if self._client is None:
             self._client = DBOSClient(system_database_url=self.settings.system_database_url(),
                                       application_name="reqgate")
-        waiting = self._client.list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
+        return self._client
+
+    def queued(self) -> int:
+        waiting = self._dbos().list_queued_workflows(queue_name=QUEUE_NAME, status="ENQUEUED", load_input=False,
                                                      load_output=False)
         return len(waiting)
+
+    def oldest_unfinished_age(self) -> float:
+        """Seconds since the oldest delivery still queued or running was accepted; 0 when there is none. A
+        value that keeps growing is a review that nothing is working on."""
+        oldest = self._dbos().list_workflows(queue_name=QUEUE_NAME, status=["ENQUEUED", "PENDING"], limit=1,
+                                             sort_desc=False, load_input=False, load_output=False)
+        if not oldest or oldest[0].created_at is None:
+            return 0.0
+        return max(0.0, time.time() - oldest[0].created_at / 1000)
 
     def close(self) -> None:
         if self._client is not None:

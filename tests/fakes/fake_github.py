@@ -158,6 +158,7 @@ class RecordedRequest:
     json: Any
     actor: str | None  # login (or "app:<id>" for a JWT) the credentials belong to
     status: int = 0
+    at: float = field(default_factory=time.time)  # when it arrived: the write-pacing tests read the gaps
 
 
 @dataclass
@@ -235,6 +236,10 @@ class FakeGitHub:
             self._tokens: dict[str, str] = {}  # user token -> login
             self._installation_tokens: dict[str, tuple[int, float]] = {}  # token -> (installation id, expiry)
             self._failures: list[Failure] = []
+            # The App's webhook delivery log (GET /app/hook/deliveries) and where a redelivery is sent.
+            self.deliveries: list[dict[str, Any]] = []
+            self.hook_url: str | None = None
+            self.hook_secret: str | None = None
             self._next_id = 1000
             self.add_token(self.token, self.bot_login)
 
@@ -414,6 +419,73 @@ class FakeGitHub:
             self.account(login)
             self.repo(repo).roles[login.casefold()] = role
 
+    # ---- the App's webhook deliveries --------------------------------------------------------------------
+
+    def set_app_hook(self, url: str, secret: str | None) -> None:
+        """Where redeliveries go, signed with `secret` as GitHub signs them."""
+        with self._lock:
+            self.hook_url = url
+            self.hook_secret = secret
+
+    def add_delivery(self, guid: str, event: str, payload: dict[str, Any], status_code: int,
+                     delivered_at: datetime | None = None, redelivery: bool = False) -> dict[str, Any]:
+        """An attempt GitHub made: `status_code` is what the hook answered (0: no answer at all)."""
+        with self._lock:
+            record = {
+                "id": self._id(), "guid": guid, "redelivery": redelivery, "duration": 0.1,
+                "delivered_at": (delivered_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "status": "OK" if 200 <= status_code < 300 else (f"Invalid HTTP Response: {status_code}"
+                                                                if status_code else "timed out"),
+                "status_code": status_code, "event": event, "action": payload.get("action"),
+                "installation_id": (payload.get("installation") or {}).get("id"),
+                "repository_id": (payload.get("repository") or {}).get("id"),
+                "throttled_at": None, "payload": payload,
+            }
+            self.deliveries.append(record)
+            return record
+
+    def _list_deliveries(self, ctx: _Ctx) -> tuple[int, Any, dict[str, str]]:
+        self._require_app(ctx)
+        ordered = sorted(self.deliveries, key=lambda d: (d["delivered_at"], d["id"]), reverse=True)
+        per_page = min(int(ctx.query.get("per_page", "30")), 100)
+        start = int(ctx.query.get("cursor") or 0)
+        page = [{k: v for k, v in d.items() if k != "payload"} for d in ordered[start:start + per_page]]
+        headers: dict[str, str] = {}
+        if start + per_page < len(ordered):
+            query = urlencode({"per_page": per_page, "cursor": start + per_page})
+            headers["link"] = f'<{self.url}/app/hook/deliveries?{query}>; rel="next"'
+        return 200, page, headers
+
+    def _redeliver(self, ctx: _Ctx, delivery_id: str) -> tuple[int, Any]:
+        self._require_app(ctx)
+        original = next((d for d in self.deliveries if d["id"] == int(delivery_id)), None)
+        if original is None:
+            raise _Error(404, "Not Found")
+        if self.hook_url is None:
+            raise _Error(422, "the App has no webhook URL")
+        attempt = self.add_delivery(original["guid"], original["event"], original["payload"], 0, redelivery=True)
+        threading.Thread(target=self._send, args=(attempt,), daemon=True).start()
+        return 202, {}
+
+    def _send(self, attempt: dict[str, Any]) -> None:
+        import hmac
+
+        import httpx
+
+        body = json.dumps(attempt["payload"]).encode()
+        headers = {"Content-Type": "application/json", "X-GitHub-Event": attempt["event"],
+                   "X-GitHub-Delivery": attempt["guid"], "User-Agent": "GitHub-Hookshot/fake"}
+        if self.hook_secret:
+            digest = hmac.new(self.hook_secret.encode(), body, hashlib.sha256).hexdigest()
+            headers["X-Hub-Signature-256"] = f"sha256={digest}"
+        try:
+            status = httpx.post(str(self.hook_url), content=body, headers=headers, timeout=10).status_code
+        except httpx.HTTPError:
+            status = 0
+        with self._lock:
+            attempt["status_code"] = status
+            attempt["status"] = "OK" if 200 <= status < 300 else f"Invalid HTTP Response: {status}"
+
     # ---- failure injection -----------------------------------------------------------------------------
 
     def fail(
@@ -473,6 +545,11 @@ class FakeGitHub:
     ) -> None:
         """The write happens, then the client gets `status` (or, with `drop`, a connection closed mid-answer)."""
         self.fail(method, path, status, message="Server Error", times=times, after_write=True, drop=drop)
+
+    def clear_failures(self) -> None:
+        """End every injected failure still pending (e.g. an outage of unbounded `times`)."""
+        with self._lock:
+            self._failures.clear()
 
     def _take_failure(self, method: str, path: str, after_write: bool) -> Failure | None:
         with self._lock:
@@ -780,6 +857,8 @@ class FakeGitHub:
         table: list[tuple[str, str, Handler]] = [
             ("GET", "/app", self._get_app),
             ("POST", r"/app/installations/(\d+)/access_tokens", self._create_token),
+            ("GET", "/app/hook/deliveries", self._list_deliveries),
+            ("POST", r"/app/hook/deliveries/(\d+)/attempts", self._redeliver),
             ("GET", f"{repo}/installation", self._get_repo_installation),
             ("GET", "/user", self._get_user),
             ("GET", repo, self._get_repo),
