@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reqgate.pipeline.schemas import Mode, TicketType
+from reqgate.pipeline.schemas import Category, Mode, TicketType
 
 # Package data of reqgate.config, read through importlib.resources so an installed wheel finds it too.
 CONFIG_DIR = resources.files("reqgate.config")
@@ -46,8 +46,10 @@ class Rubric(Strict):
 
 
 class CheckModes(Strict):
-    """Mode of one check: `default`, optionally overridden per ticket type."""
+    """Mode of one check: `default`, optionally overridden per ticket type, and the rubric category its
+    findings belong to (REVIEW-RUBRIC.md); a file that leaves `category` out keeps the built-in one."""
 
+    category: Category | None = None
     default: Mode = "warn"
     story: Mode | None = None
     bug: Mode | None = None
@@ -168,6 +170,10 @@ class Config(Strict):
     def mode_for(self, check_id: str, ticket_type: TicketType) -> Mode:
         modes = self.checks.get(check_id)
         return modes.for_type(ticket_type) if modes else "warn"
+
+    def category_for(self, check_id: str) -> Category:
+        modes = self.checks.get(check_id)
+        return modes.category if modes is not None and modes.category is not None else "other"
 
     def fingerprint(self) -> str:
         """Stable hash of the effective configuration; part of every review's content hash."""

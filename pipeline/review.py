@@ -99,7 +99,9 @@ def prepare(packet: RequirementPacket, config: Config) -> Prepared:
     report = _timed(stages, "guardrail", lambda: screen(packet, config))
     ticket_type = _timed(stages, "classify", lambda: guess_type(packet))
     rule_findings = _timed(stages, "rules", lambda: run_rules(packet, ticket_type, config))
-    findings = report.findings + _hide_secrets(rule_findings, report.redacted_ranges)
+    # The guardrail's findings get their category here, from the same configuration as the rules'.
+    screened = [f.model_copy(update={"category": config.category_for(f.check_id)}) for f in report.findings]
+    findings = screened + _hide_secrets(rule_findings, report.redacted_ranges)
     return Prepared(guardrail=report, ticket_type=ticket_type, findings=findings,
                     content_hash=content_hash(packet, config), stages=stages)
 

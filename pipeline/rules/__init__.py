@@ -59,11 +59,11 @@ def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config
     Where several checks quote exactly the same words, only the most severe (then the earliest) is kept;
     words inside an unfilled placeholder ("<some goal>") are template text, not the author's wording.
     """
-    modes: dict[str, Mode] = {}
-    for check in CHECKS:
-        for check_id in check.ids:
-            modes[check_id] = config.mode_for(check_id, ticket_type)
-    doc = Document(packet.text, ticket_type, modes)
+    ids = [check_id for check in CHECKS for check_id in check.ids]
+    modes: dict[str, Mode] = {check_id: config.mode_for(check_id, ticket_type) for check_id in ids}
+    categories = {check_id: config.category_for(check_id) for check_id in ids}
+    title_end = len(packet.title) if packet.title else 0
+    doc = Document(packet.text, ticket_type, modes, categories, title_end)
     best: dict[tuple[int, int], Finding] = {}
     unspanned: list[Finding] = []
     for check in CHECKS:
