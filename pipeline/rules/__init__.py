@@ -17,6 +17,7 @@ from reqgate.pipeline.rules import (
     leakage,
     minimal,
     placeholder,
+    questions,
     story_parts,
     unmeasurable,
     vague,
@@ -48,6 +49,7 @@ CHECKS: tuple[Check, ...] = (
     Check((unmeasurable.CHECK_ID,), unmeasurable.find),
     Check((vague.CHECK_ID,), vague.find),
     Check(bug.CHECK_IDS, bug.find),
+    Check((questions.CHECK_ID,), questions.find),
 )
 
 _SEVERITY: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
