@@ -37,7 +37,7 @@ from reqgate.pipeline.config import Config
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.handlers.jira.markup import wiki_to_markdown
 from reqgate.pipeline.review import review
-from reqgate.pipeline.schemas import RequirementPacket, ReviewResult, TicketType
+from reqgate.pipeline.schemas import RequirementPacket, ReviewResult
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "data"
@@ -64,7 +64,7 @@ def review_record(record: Record, config: Config) -> ReviewResult:
     if record.get("format") == "jira-wiki":
         body = wiki_to_markdown(body)
     packet = RequirementPacket(key=record["key"], title=record["title"], body=body,
-                               type_hint=TicketType.coerce(record["type"]) if record.get("type") else None,
+                               issue_type=record.get("type"),
                                labels=record.get("labels", []))
     return review(packet, config, None)
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -59,6 +59,17 @@ class CheckModes(Strict):
 
     def for_type(self, ticket_type: TicketType) -> Mode:
         return getattr(self, ticket_type.value) or self.default
+
+
+TypeName = Literal["story", "bug", "task", "spike", "other"]
+
+
+class TypeMaps(Strict):
+    """Which ReqGate type (and so which rubric) a tracker's type or a label means. Names compare
+    case-insensitively; a label's "type:" or "kind/" prefix is ignored."""
+
+    issue_types: dict[str, TypeName] = Field(default_factory=dict)
+    labels: dict[str, TypeName] = Field(default_factory=dict)
 
 
 class Labels(Strict):
@@ -152,6 +163,7 @@ class Config(Strict):
     filters: Filters
     rubrics: dict[str, Rubric]
     checks: dict[str, CheckModes]
+    types: TypeMaps = Field(default_factory=TypeMaps)
     guardrail: GuardrailSettings
     llm: LLMSettings
     limits: Limits

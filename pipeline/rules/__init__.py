@@ -23,13 +23,14 @@ from reqgate.pipeline.rules import (
     vague,
 )
 from reqgate.pipeline.rules.acceptance import criteria
-from reqgate.pipeline.rules.classify import guess_type
+from reqgate.pipeline.rules.classify import TypeDecision, decide_type, guess_type
 from reqgate.pipeline.rules.document import Document
 from reqgate.pipeline.rules.story import ParsedStory, parse_story
 from reqgate.pipeline.rules.text import Ranges
 from reqgate.pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
 
-__all__ = ["CHECKS", "Check", "ParsedStory", "criteria", "guess_type", "parse_story", "run_rules"]
+__all__ = ["CHECKS", "Check", "ParsedStory", "TypeDecision", "criteria", "decide_type", "guess_type", "parse_story",
+           "run_rules"]
 
 
 @dataclass(frozen=True)
