@@ -15,8 +15,8 @@ def _folded(values: list[str]) -> set[str]:
 def skip_reason(packet: RequirementPacket, config: Config, issue_type: str | None = None) -> str | None:
     """Why this ticket must not be reviewed, or None to review it.
 
-    `issue_type` is the tracker's own type name (Jira's "Story", "Bug"…), by default the packet's; the
-    ReqGate type it maps to (or a label's) matches too. A type filter skips tickets whose type is unknown.
+    `issue_type` is the tracker's own type name (Jira's "Story", "Bug"…), by default the packet's; without
+    one, the type set by hand or by a type label (`types.labels`) is matched. A type filter skips tickets whose type is unknown.
     """
     if not config.enabled:
         return "ReqGate is disabled for this project (`enabled: false`)"
@@ -31,8 +31,9 @@ def skip_reason(packet: RequirementPacket, config: Config, issue_type: str | Non
         return f"tickets by `{packet.author}` are skipped (filters.skip_authors)"
     if filters.issue_types:
         issue_type = issue_type or packet.issue_type
-        decided = decide_type(packet, config)
-        mapped = decided.ticket_type.value if decided.source != "text" else None
+        # Without a tracker type, the type set by hand or by a label; never the text's guess.
+        decided = decide_type(packet, config) if not issue_type else None
+        mapped = decided.ticket_type.value if decided and decided.source in ("flag", "label") else None
         types = {name.casefold() for name in (issue_type, mapped) if name}
         if not types & _folded(filters.issue_types):
             shown = issue_type or mapped or "unknown"

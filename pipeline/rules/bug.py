@@ -56,13 +56,18 @@ _STEPS_SUGGESTION = ("Say how to make it happen: numbered steps, the failing com
                      "exact action that triggers it, e.g. '1. Open an invoice 2. Click Export PDF'.")
 # Steps are any list of two or more items: markdown bullets or numbers, Jira "#" and "*" lists.
 _LIST_ITEM_RE = re.compile(r"^[ \t>]*(?:[-*+•]|#+|\d+[.)])[ \t]+\S", re.MULTILINE)
-# A failing command, request, test or trace, given verbatim, reproduces a bug on its own.
-_EVIDENCE_RE = re.compile(
-    r"^[ \t]*(?:\$|>|#)[ \t]*[\w./-]+[ \t]+\S"  # a shell prompt
+# A failing command, request or test, given verbatim, reproduces a bug on its own.
+_COMMAND_RE = re.compile(
+    r"^[ \t]*\$[ \t]*[\w./-]+"  # a shell prompt
     r"|\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)[ \t]+/\S*"  # an HTTP request line
-    r"|^[ \t]*at[ \t]+[\w$.<>]+\("  # a Java stack frame
-    r"|\bTraceback \(most recent call last\)|\b(?:Caused by|Exception in thread)\b|\b\w+(?:Exception|Error)\b"
-    r"|\b(?:curl|wget|mvn|gradle|npm|yarn|pip|make|docker|kubectl|git|java|python|bin/\w+)\s+-{0,2}\w",
+    r"|\b(?:curl|wget|mvn|gradle|npm|yarn|pip|make|docker|kubectl|java|python|go test|pytest)[ \t]+-{0,2}\w"
+    r"|\b(?:Test\w+|\w+Test)\b",  # a named test
+    re.MULTILINE,
+)
+# A trace or an error line needs a few words around it: what was done when it appeared.
+_TRACE_RE = re.compile(
+    r"^[ \t]*at[ \t]+[\w$.<>]+\("  # a Java stack frame
+    r"|\bTraceback \(most recent call last\)|\b(?:Caused by|Exception in thread)\b|\b\w+(?:Exception|Error)\b",
     re.MULTILINE,
 )
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
@@ -78,10 +83,10 @@ def steps_given(doc: Document) -> bool:
     if len(_LIST_ITEM_RE.findall(masked)) >= 2:
         return True
     prose = len(_WORD_RE.findall(masked))
-    if prose >= _MIN_PROSE_WORDS:
+    if prose >= _MIN_PROSE_WORDS or _COMMAND_RE.search(body):
         return True
-    # A trace or command alone (a pasted log line under a link) has no context to act on.
-    return prose >= 3 and _EVIDENCE_RE.search(body) is not None
+    # A trace alone (a pasted log line under a link) has no context to act on.
+    return prose >= 3 and _TRACE_RE.search(body) is not None
 
 
 def find(doc: Document) -> list[Finding]:
