@@ -229,7 +229,8 @@ def leave_one_project_out(outcomes: list[Outcome]) -> dict[str, Any]:
         by_project[outcome.project].append(outcome)
     demoted_for = {project: weak_checks(o for o in outcomes if o.project != project) for project in by_project}
     pooled = figures(outcomes, lambda o: demoted_for[o.project])
-    per_project = {project: figures(group).as_dict() for project, group in sorted(by_project.items())}
+    per_project = {project: figures(group, lambda o: demoted_for[o.project]).as_dict()
+                   for project, group in sorted(by_project.items())}
     return {"pooled": pooled.as_dict(),
             "demoted": {p: sorted(d) for p, d in sorted(demoted_for.items())},
             "per_project": per_project}
