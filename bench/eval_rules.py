@@ -16,7 +16,8 @@ DIR defaults to ../shared/data beside the repository; any folder with the same l
    is reviewed as a story ticket with the default configuration and a criterion counts as predicted when
    any of its checks fires:
        atomic           -> story.non-atomic          (positive label: "conjunctions")
-       minimal          -> story.minimal             (positive: "brackets", "example", "punctuation")
+       minimal          -> story.minimal             (positive: "brackets", "example", "punctuation",
+                                                                "not_minimal")
        problem_oriented -> story.solution-leakage    (positive: "solution_oriented")
        unambiguous      -> wording.vague, wording.unmeasurable (positive: "General", "Vagueness")
        estimatable      -> wording.vague, wording.unmeasurable, story.non-atomic (positive: "No"); a story
@@ -49,7 +50,8 @@ DEFAULT_DATA = REPO / ".." / "shared" / "data"
 CRITERIA: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
     # name: (csv column, positive labels, check ids)
     "atomic": ("atomic", frozenset({"conjunctions"}), frozenset({"story.non-atomic"})),
-    "minimal": ("minimal", frozenset({"brackets", "example", "punctuation"}), frozenset({"story.minimal"})),
+    "minimal": ("minimal", frozenset({"brackets", "example", "punctuation", "not_minimal"}),
+                frozenset({"story.minimal"})),
     "problem_oriented": ("Problem-oriented", frozenset({"solution_oriented"}),
                          frozenset({"story.solution-leakage"})),
     "unambiguous": ("Unambiguous", frozenset({"General", "Vagueness"}),

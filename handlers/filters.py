@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reqgate.pipeline.config import Config
+from reqgate.pipeline.rules import decide_type
 from reqgate.pipeline.schemas import RequirementPacket
 
 
@@ -14,8 +15,8 @@ def _folded(values: list[str]) -> set[str]:
 def skip_reason(packet: RequirementPacket, config: Config, issue_type: str | None = None) -> str | None:
     """Why this ticket must not be reviewed, or None to review it.
 
-    `issue_type` is the tracker's own type name (Jira's "Story", "Bug"…); without it the type hint taken
-    from the ticket's labels is used. A type filter skips tickets whose type is unknown.
+    `issue_type` is the tracker's own type name (Jira's "Story", "Bug"…), by default the packet's; without
+    one, the type set by hand or by a type label (`types.labels`) is matched. A type filter skips tickets whose type is unknown.
     """
     if not config.enabled:
         return "ReqGate is disabled for this project (`enabled: false`)"
@@ -29,11 +30,13 @@ def skip_reason(packet: RequirementPacket, config: Config, issue_type: str | Non
     if packet.author and packet.author.casefold() in _folded(filters.skip_authors):
         return f"tickets by `{packet.author}` are skipped (filters.skip_authors)"
     if filters.issue_types:
-        types = {
-            name.casefold() for name in (issue_type, packet.type_hint and packet.type_hint.value) if name
-        }
+        issue_type = issue_type or packet.issue_type
+        # Without a tracker type, the type set by hand or by a label; never the text's guess.
+        decided = decide_type(packet, config) if not issue_type else None
+        mapped = decided.ticket_type.value if decided and decided.source in ("flag", "label") else None
+        types = {name.casefold() for name in (issue_type, mapped) if name}
         if not types & _folded(filters.issue_types):
-            shown = issue_type or (packet.type_hint.value if packet.type_hint else "unknown")
+            shown = issue_type or mapped or "unknown"
             return f"the ticket type `{shown}` is not in filters.issue_types"
     if filters.projects and packet.project.casefold() not in _folded(filters.projects):
         return f"the project `{packet.project}` is not in filters.projects"

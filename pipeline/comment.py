@@ -23,6 +23,10 @@ FALLBACK_NOTES = {
     ),
     "guardrail_rejected": "The ticket was not sent to the LLM: the input guardrail rejected it.",
     "render_template": "The PRD draft below was laid out by a template ({reason}).",
+    "type_unsure": (
+        "The tracker gives no type and the text does not make it clear ({reason}): only the checks that "
+        "apply to every ticket are used. Set the issue type or a type label for a full review."
+    ),
     "from_cache": (
         "Unchanged since the last review (same text, configuration and prompts): no LLM call was made."
     ),

@@ -10,11 +10,11 @@ import hashlib
 import json
 import re
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reqgate.pipeline.schemas import Mode, TicketType
+from reqgate.pipeline.schemas import Category, Mode, TicketType
 
 # Package data of reqgate.config, read through importlib.resources so an installed wheel finds it too.
 CONFIG_DIR = resources.files("reqgate.config")
@@ -46,8 +46,10 @@ class Rubric(Strict):
 
 
 class CheckModes(Strict):
-    """Mode of one check: `default`, optionally overridden per ticket type."""
+    """Mode of one check: `default`, optionally overridden per ticket type, and the rubric category its
+    findings belong to (REVIEW-RUBRIC.md); a file that leaves `category` out keeps the built-in one."""
 
+    category: Category | None = None
     default: Mode = "warn"
     story: Mode | None = None
     bug: Mode | None = None
@@ -57,6 +59,17 @@ class CheckModes(Strict):
 
     def for_type(self, ticket_type: TicketType) -> Mode:
         return getattr(self, ticket_type.value) or self.default
+
+
+TypeName = Literal["story", "bug", "task", "spike", "other"]
+
+
+class TypeMaps(Strict):
+    """Which ReqGate type (and so which rubric) a tracker's type or a label means. Names compare
+    case-insensitively; a label's "type:" or "kind/" prefix is ignored."""
+
+    issue_types: dict[str, TypeName] = Field(default_factory=dict)
+    labels: dict[str, TypeName] = Field(default_factory=dict)
 
 
 class Labels(Strict):
@@ -150,6 +163,7 @@ class Config(Strict):
     filters: Filters
     rubrics: dict[str, Rubric]
     checks: dict[str, CheckModes]
+    types: TypeMaps = Field(default_factory=TypeMaps)
     guardrail: GuardrailSettings
     llm: LLMSettings
     limits: Limits
@@ -168,6 +182,10 @@ class Config(Strict):
     def mode_for(self, check_id: str, ticket_type: TicketType) -> Mode:
         modes = self.checks.get(check_id)
         return modes.for_type(ticket_type) if modes else "warn"
+
+    def category_for(self, check_id: str) -> Category:
+        modes = self.checks.get(check_id)
+        return modes.category if modes is not None and modes.category is not None else "other"
 
     def fingerprint(self) -> str:
         """Stable hash of the effective configuration; part of every review's content hash."""

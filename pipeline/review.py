@@ -23,7 +23,7 @@ from reqgate.pipeline.guardrail import screen
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.prompts import PROMPT_VERSION
 from reqgate.pipeline.render_prd import render_prd, template_prd
-from reqgate.pipeline.rules import criteria, guess_type, parse_story, run_rules
+from reqgate.pipeline.rules import criteria, decide_type, parse_story, run_rules
 from reqgate.pipeline.schemas import (
     EvidencedItem,
     Finding,
@@ -40,6 +40,7 @@ from reqgate.pipeline.schemas import (
     StructureOutput,
     TicketType,
     Trace,
+    TypeSource,
     UserStory,
 )
 from reqgate.pipeline.structure import run_structure
@@ -53,6 +54,8 @@ __all__ = ["Decision", "Prepared", "assemble", "call_render", "call_structure", 
 class Prepared(Model):
     guardrail: GuardrailReport
     ticket_type: TicketType
+    type_source: TypeSource = "text"
+    type_sure: bool = True
     findings: list[Finding]
     content_hash: str
     stages: list[StageTiming]
@@ -76,6 +79,8 @@ def content_hash(packet: RequirementPacket, config: Config) -> str:
         "title": packet.title,
         "body": packet.body,
         "type_hint": packet.type_hint.value if packet.type_hint else None,
+        "issue_type": packet.issue_type,
+        "labels": sorted(packet.labels),
         "config": config.fingerprint(),
         "prompts": PROMPT_VERSION,
     }
@@ -96,11 +101,14 @@ def _hide_secrets(findings: list[Finding], ranges: list[tuple[int, int]]) -> lis
 
 def prepare(packet: RequirementPacket, config: Config) -> Prepared:
     stages: list[StageTiming] = []
-    report = _timed(stages, "guardrail", lambda: screen(packet, config))
-    ticket_type = _timed(stages, "classify", lambda: guess_type(packet))
-    rule_findings = _timed(stages, "rules", lambda: run_rules(packet, ticket_type, config))
-    findings = report.findings + _hide_secrets(rule_findings, report.redacted_ranges)
-    return Prepared(guardrail=report, ticket_type=ticket_type, findings=findings,
+    kind = _timed(stages, "classify", lambda: decide_type(packet, config))
+    report = _timed(stages, "guardrail", lambda: screen(packet, config, kind.rules_type))
+    rule_findings = _timed(stages, "rules", lambda: run_rules(packet, kind.rules_type, config))
+    # The guardrail's findings get their category here, from the same configuration as the rules'.
+    screened = [f.model_copy(update={"category": config.category_for(f.check_id)}) for f in report.findings]
+    findings = screened + _hide_secrets(rule_findings, report.redacted_ranges)
+    return Prepared(guardrail=report, ticket_type=kind.ticket_type, type_source=kind.source,
+                    type_sure=kind.sure, findings=findings,
                     content_hash=content_hash(packet, config), stages=stages)
 
 
@@ -165,9 +173,13 @@ def call_render(
     return render_prd(structure.output, decision.gate, config, llm)
 
 
-def _fallbacks(structure: StructureOutcome, render: RenderOutcome) -> tuple[list[str], dict[str, str]]:
+def _fallbacks(prepared: Prepared, structure: StructureOutcome,
+               render: RenderOutcome) -> tuple[list[str], dict[str, str]]:
     flags: list[str] = []
     reasons: dict[str, str] = {}
+    if not prepared.type_sure:
+        flags.append("type_unsure")
+        reasons["type_unsure"] = f"read as a {prepared.ticket_type.value}"
     if structure.failure in ("offline", "guardrail_rejected"):
         flags.append(structure.failure)
     elif structure.failure:
@@ -190,7 +202,7 @@ def assemble(
     config_source: str,
     extra_stages: list[StageTiming] | None = None,
 ) -> ReviewResult:
-    flags, reasons = _fallbacks(structure, render)
+    flags, reasons = _fallbacks(prepared, structure, render)
     trace = Trace(
         run_id=run_id,
         stages=prepared.stages + (extra_stages or []),
@@ -208,7 +220,8 @@ def assemble(
         max_findings=config.limits.max_findings_shown,
     )
     return ReviewResult(
-        packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, guardrail=prepared.guardrail,
+        packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, type_source=prepared.type_source,
+        guardrail=prepared.guardrail,
         findings=prepared.findings, structure=structure.output, score=decision.score, decision=decision.gate,
         prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
     )

@@ -32,7 +32,8 @@ class RequirementPacket(Model):
     key: str = ""
     title: str = ""
     body: str = ""
-    type_hint: TicketType | None = None
+    type_hint: TicketType | None = None  # a type chosen by hand (`--type`): wins over everything
+    issue_type: str | None = None  # the tracker's own type name (Jira's "Bug", GitHub's issue type)
     labels: list[str] = Field(default_factory=list)
     author: str | None = None
     url: str | None = None

@@ -5,8 +5,10 @@ from __future__ import annotations
 from reqgate.pipeline.config import Config, Rubric
 from reqgate.pipeline.schemas import DimensionScore, Finding, Rating, ScoreReport, TicketType
 
-# How much one finding lowers its dimension's 0-5 rating. An error empties the dimension on its own.
-FINDING_PENALTY = {"error": 5.0, "warn": 3.0, "info": 1.0, "off": 0.0}
+# How much one finding lowers its dimension's 0-5 rating. An error empties the dimension on its own; a
+# warning asks (work can start), and a collapsed `info` finding is a hint that costs nothing, so that only
+# what a reviewer would block on can take a rules-only review below the threshold.
+FINDING_PENALTY = {"error": 5.0, "warn": 1.0, "info": 0.0, "off": 0.0}
 
 
 def rules_rating(dimension_checks: list[str], findings: list[Finding]) -> float:

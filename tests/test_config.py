@@ -13,8 +13,10 @@ def test_defaults_load_and_cover_every_ticket_type():
     assert set(config.rubrics) >= {"story", "bug", "task", "spike"}
     assert config.mode_for("bug.steps.missing", TicketType.bug) == "error"
     assert config.mode_for("bug.steps.missing", TicketType.story) == "off"
-    # Real backlogs rarely have acceptance criteria: by default they are asked for, not blocking.
-    assert config.mode_for("acceptance-criteria.missing", TicketType.story) == "warn"
+    # Real backlogs rarely have acceptance criteria, and a precise description is enough: collapsed.
+    assert config.mode_for("acceptance-criteria.missing", TicketType.story) == "info"
+    assert config.category_for("acceptance-criteria.missing") == "done"
+    assert config.category_for("no.such.check") == "other"
 
 
 def test_override_deep_merges_and_records_where_values_came_from():

@@ -72,7 +72,11 @@ def test_issue_types_from_the_tracker_or_the_label_hint(defaults: Config) -> Non
     assert skip_reason(packet(), config, issue_type="Epic") is not None
     assert skip_reason(packet(type_hint=TicketType.bug), config) is None
     assert skip_reason(packet(type_hint=TicketType.task), config) is not None
-    assert "unknown" in (skip_reason(packet(), config) or "")
+    assert "unknown" in (skip_reason(packet(labels=[]), config) or "")
+    # The tracker's type on the packet, and a type label through `types.labels`.
+    assert skip_reason(packet(issue_type="Bug"), config) is None
+    assert skip_reason(packet(labels=["type: bug"]), config) is None
+    assert skip_reason(packet(labels=["documentation"]), config) is not None
 
 
 def test_projects(defaults: Config) -> None:

@@ -17,7 +17,8 @@ from reqgate.handlers.github.client import ClientOptions, GitHubAuth
 from reqgate.handlers.github.tracker import GitHubTracker
 from reqgate.handlers.github.webhook import BotIdentity
 from reqgate.handlers.publish import STICKY_MARKER
-from reqgate.pipeline.config_loader import ConfigError
+from reqgate.pipeline.config_loader import ConfigError, load_default_config
+from reqgate.pipeline.rules import decide_type
 from reqgate.pipeline.schemas import TicketType
 from tests.fakes.fake_github import FakeGitHub, generate_app_key
 from tests.fakes.github_fixture import fake_github, fake_github_server  # noqa: F401
@@ -89,7 +90,8 @@ def test_fetch_ticket_reads_the_issue_as_it_is_now(fake: FakeGitHub, tracker: Gi
         "key": "7",
         "title": "Crash on save",
         "body": "",
-        "type_hint": TicketType.bug,
+        "type_hint": None,
+        "issue_type": None,
         "labels": ["Type: Bug", "p1"],
         "author": "bob",
         "url": f"{fake.web_url}/{REPO}/issues/7",
@@ -97,26 +99,33 @@ def test_fetch_ticket_reads_the_issue_as_it_is_now(fake: FakeGitHub, tracker: Gi
 
 
 @pytest.mark.parametrize(
-    ("labels", "issue_type", "hint"),
+    ("labels", "issue_type", "hint", "source"),
     [
-        (["enhancement"], None, TicketType.story),
-        (["feature"], None, TicketType.story),
-        (["spike"], None, TicketType.spike),
-        (["kind/task"], None, TicketType.task),
-        (["help wanted"], None, None),
-        ([], None, None),
-        (["enhancement"], "Bug", TicketType.bug),  # GitHub's own issue type wins over labels
+        (["enhancement"], None, TicketType.story, "label"),
+        (["feature"], None, TicketType.story, "label"),
+        (["spike"], None, TicketType.spike, "label"),
+        (["kind/task"], None, TicketType.task, "label"),
+        (["type: bug"], None, TicketType.bug, "label"),
+        (["help wanted"], None, None, "text"),
+        ([], None, None, "text"),
+        (["enhancement"], "Bug", TicketType.bug, "tracker"),  # GitHub's own issue type wins over labels
     ],
 )
-def test_type_hint_from_issue_type_or_labels(
+def test_type_from_issue_type_or_labels(
     fake: FakeGitHub,
     tracker: GitHubTracker,
     labels: list[str],
     issue_type: str | None,
     hint: TicketType | None,
+    source: str,
 ) -> None:
     fake.add_issue(REPO, number=9, labels=labels, issue_type=issue_type)
-    assert tracker.fetch_ticket(REF.model_copy(update={"key": "9"})).type_hint == hint
+    packet = tracker.fetch_ticket(REF.model_copy(update={"key": "9"}))
+    assert packet.issue_type == issue_type and packet.type_hint is None
+    decided = decide_type(packet, load_default_config())
+    assert decided.source == source
+    if hint is not None:
+        assert decided.ticket_type is hint
 
 
 # ---- config --------------------------------------------------------------------------------------------

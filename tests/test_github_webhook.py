@@ -79,6 +79,14 @@ def test_opened_issue_starts_a_review_of_that_issue() -> None:
     assert trigger.workflow_id == "gh:delivery-1"
 
 
+@pytest.mark.parametrize("action", ["typed", "untyped"])
+def test_a_new_issue_type_starts_a_review_since_the_type_picks_the_rubric(action: str) -> None:
+    payload = load("issues.opened.json")
+    payload["action"] = action
+    trigger = parse("issues", payload)
+    assert isinstance(trigger, Trigger) and trigger.kind == "review" and trigger.reason == action
+
+
 def test_reopened_issue_starts_a_review() -> None:
     payload = load("issues.opened.json")
     payload["action"] = "reopened"

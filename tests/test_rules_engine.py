@@ -23,16 +23,20 @@ STORY = RequirementPacket(
 
 def test_every_check_id_has_a_configured_mode() -> None:
     ids = [check_id for check in CHECKS for check_id in check.ids]
-    assert len(ids) == len(set(ids)) == 14
+    assert len(ids) == len(set(ids)) == 15
     assert set(ids) <= set(CONFIG.checks)
+    # Every check declares its rubric category; guardrail checks too.
+    assert all(CONFIG.checks[check_id].category is not None for check_id in CONFIG.checks)
 
 
 def test_modes_come_from_the_config_per_ticket_type() -> None:
     findings = run_rules(STORY, TicketType.story, CONFIG)
     modes = {f.check_id: f.mode for f in findings}
-    assert modes["template.placeholder"] == "error"
-    assert modes["story.non-atomic"] == "warn"
+    assert modes["template.placeholder"] == "warn"
+    assert modes["story.non-atomic"] == "info"
     assert modes["story.solution-leakage"] == "info"
+    categories = {f.check_id: f.category for f in findings}
+    assert categories["template.placeholder"] == "placeholder" and categories["story.non-atomic"] == "split"
     # The same text reviewed as a task: story-only checks are off by default.
     task_ids = {f.check_id for f in run_rules(STORY, TicketType.task, CONFIG)}
     assert "story.solution-leakage" not in task_ids

@@ -34,7 +34,7 @@ from reqgate.pipeline.config_loader import (
     load_config,
     parse_layer,
 )
-from reqgate.pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.schemas import RequirementPacket
 
 CONFIG_PATH = ".github/reqgate.yml"
 ORG_CONFIG_REPO = ".github"
@@ -42,8 +42,6 @@ MAX_EXTENDS_DEPTH = 5
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 _EXTENDS_RE = re.compile(r"^(?:(?P<owner>[\w.-]+)/)?(?P<repo>[\w.-]+)(?::(?P<path>[^:]+))?$")
-# Type labels are often namespaced: "type: bug", "kind/feature".
-_TYPE_LABEL_PREFIX = re.compile(r"^(?:type|kind)\s*[:/]\s*", re.IGNORECASE)
 
 
 def _transient(exc: Exception) -> bool:
@@ -57,16 +55,6 @@ def _transient(exc: Exception) -> bool:
 
 def _extends_error(layer: ConfigLayer, message: str) -> ConfigError:
     return ConfigError([ConfigProblem(layer.source, EXTENDS_KEY, layer.lines.get((EXTENDS_KEY,)), message)])
-
-
-def _type_hint(issue: Issue) -> TicketType | None:
-    candidates = [issue.type.name] if issue.type is not None and issue.type.name else []
-    candidates += [_TYPE_LABEL_PREFIX.sub("", label.name) for label in issue.labels]
-    for word in candidates:
-        kind = TicketType.coerce(word)
-        if kind is not TicketType.other:
-            return kind
-    return None
 
 
 class GitHubTracker:
@@ -160,7 +148,7 @@ class GitHubTracker:
             labels=[label.name for label in issue.labels],
             author=issue.user.login if issue.user is not None else None,
             url=issue.html_url,
-            type_hint=_type_hint(issue),
+            issue_type=issue.type.name if issue.type is not None and issue.type.name else None,
         )
 
     def load_config(self, ref: TicketRef) -> LoadedConfig:

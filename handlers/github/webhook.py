@@ -89,7 +89,8 @@ class _CommentEvent(_IssuesEvent):
     comment: _Comment
 
 
-_REVIEW_ACTIONS = frozenset({"opened", "reopened", "edited"})
+# "typed" / "untyped": the issue type decides the rubric, so a new type is a new review.
+_REVIEW_ACTIONS = frozenset({"opened", "reopened", "edited", "typed", "untyped"})
 _LABEL_ACTIONS = frozenset({"labeled", "unlabeled"})
 _IGNORED_EVENTS = {
     "ping": "ping",

@@ -34,7 +34,7 @@ from reqgate.pipeline.config_loader import (
     load_config,
     parse_layer,
 )
-from reqgate.pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.schemas import RequirementPacket
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -215,7 +215,7 @@ class JiraTracker:
             key=key,
             title=str(fields.get("summary") or ""),
             body=body,
-            type_hint=TicketType.coerce(issue_type) if issue_type else None,
+            issue_type=str(issue_type) if issue_type else None,
             labels=[str(label) for label in fields.get("labels") or []],
             author=_user_id(fields.get("reporter")),
             url=f"{self.base_url}/browse/{key}",

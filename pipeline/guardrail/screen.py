@@ -97,9 +97,10 @@ def _injection_findings(text: str, ranges: list[tuple[int, int]], hits: list[Hit
     return findings
 
 
-def screen(packet: RequirementPacket, config: Config) -> GuardrailReport:
+def screen(packet: RequirementPacket, config: Config, ticket_type: TicketType | None = None) -> GuardrailReport:
+    """`ticket_type` picks the check modes (the review's decided type); without it, the packet's hint."""
     settings = config.guardrail
-    ticket_type = TicketType.coerce(packet.type_hint)
+    ticket_type = ticket_type or TicketType.coerce(packet.type_hint)
     text = packet.text
     title, body = packet.title, packet.body
     body_offset = len(title) + 2 if title else 0

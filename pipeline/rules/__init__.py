@@ -17,18 +17,20 @@ from reqgate.pipeline.rules import (
     leakage,
     minimal,
     placeholder,
+    questions,
     story_parts,
     unmeasurable,
     vague,
 )
 from reqgate.pipeline.rules.acceptance import criteria
-from reqgate.pipeline.rules.classify import guess_type
+from reqgate.pipeline.rules.classify import TypeDecision, decide_type, guess_type
 from reqgate.pipeline.rules.document import Document
 from reqgate.pipeline.rules.story import ParsedStory, parse_story
 from reqgate.pipeline.rules.text import Ranges
 from reqgate.pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
 
-__all__ = ["CHECKS", "Check", "ParsedStory", "criteria", "guess_type", "parse_story", "run_rules"]
+__all__ = ["CHECKS", "Check", "ParsedStory", "TypeDecision", "criteria", "decide_type", "guess_type", "parse_story",
+           "run_rules"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ CHECKS: tuple[Check, ...] = (
     Check((unmeasurable.CHECK_ID,), unmeasurable.find),
     Check((vague.CHECK_ID,), vague.find),
     Check(bug.CHECK_IDS, bug.find),
+    Check((questions.CHECK_ID,), questions.find),
 )
 
 _SEVERITY: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
@@ -59,11 +62,11 @@ def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config
     Where several checks quote exactly the same words, only the most severe (then the earliest) is kept;
     words inside an unfilled placeholder ("<some goal>") are template text, not the author's wording.
     """
-    modes: dict[str, Mode] = {}
-    for check in CHECKS:
-        for check_id in check.ids:
-            modes[check_id] = config.mode_for(check_id, ticket_type)
-    doc = Document(packet.text, ticket_type, modes)
+    ids = [check_id for check in CHECKS for check_id in check.ids]
+    modes: dict[str, Mode] = {check_id: config.mode_for(check_id, ticket_type) for check_id in ids}
+    categories = {check_id: config.category_for(check_id) for check_id in ids}
+    title_end = len(packet.title) if packet.title else 0
+    doc = Document(packet.text, ticket_type, modes, categories, title_end)
     best: dict[tuple[int, int], Finding] = {}
     unspanned: list[Finding] = []
     for check in CHECKS:

@@ -72,10 +72,41 @@ def criteria(text: str) -> list[str]:
     return [cleaned for line in lines if (cleaned := _ITEM_LEAD.sub("", line).strip(" \t*_"))]
 
 
+# A description precise enough to test against: a list or table, code or an identifier, a version, a
+# path, a ticket key, a number with a unit.
+_LIST_RE = re.compile(r"^[ \t>]*(?:[-*+•]|#+|\d+[.)])[ \t]+\S", re.MULTILINE)
+_TABLE_RE = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.MULTILINE)
+_SPECIFIC_RE = re.compile(
+    r"`[^`\n]+`|\{\{[^}\n]+\}\}|\{(?:code|noformat)"
+    r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*"  # camelCase, CamelCase
+    r"|\b\w+_\w+|\b\w+\.\w+\(|\b\w+(?:\.\w+){2,}"  # snake_case, calls, dotted names
+    r"|\b[A-Z][A-Z0-9]+-\d+\b|\bv?\d+\.\d+|(?<![\w/])/[\w.-]+|\b\w+=\w+"
+    r"|\b\d+\s*(?:%|ms|s|px|kb|mb|gb)\b|\"[^\"\n]{2,60}\"|'[^'\n]{2,60}'",
+)
+_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+# Prose at least this long can state a testable outcome without any of the markers above.
+_PRECISE_WORDS = 30
+
+
+def described(doc: Document) -> bool:
+    """Whether the ticket says precisely enough what done is, without a criteria section."""
+    body = doc.text[doc.body_start:]
+    if len(_LIST_RE.findall(body)) >= 2 or _TABLE_RE.search(body):
+        return True
+    if len(_WORD_RE.findall(doc.masked[doc.body_start:])) >= _PRECISE_WORDS:
+        return True
+    return _SPECIFIC_RE.search(doc.text) is not None
+
+
 def find(doc: Document) -> list[Finding]:
     items, has_heading = _items(doc)
     if not items:
-        message = "The acceptance criteria section is empty" if has_heading else "No acceptance criteria"
+        if not doc.text[doc.body_start:].strip():
+            return []  # an empty body is incomplete (guardrail.length), not a question of criteria
+        if described(doc) and not has_heading:
+            return []
+        message = ("The acceptance criteria section is empty" if has_heading
+                   else "No way to tell when this is done: no criteria and no precise description")
         return [doc.finding(MISSING, message, _MISSING_SUGGESTION)]
     findings: list[Finding] = []
     for start, end in items:

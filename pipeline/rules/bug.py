@@ -14,14 +14,6 @@ ENVIRONMENT = "bug.environment.missing"
 CHECK_IDS = (STEPS, EXPECTED, ACTUAL, ENVIRONMENT)
 
 _LINE_START = r"^[ \t>*_\-+•#]*(?:h[1-6]\.[ \t]*)?[*_]*"
-_STEPS_RE = re.compile(
-    _LINE_START + r"(?:steps?(?: to (?:reproduce|repro|recreate|replicate))?|repro(?:duction)?(?: steps)?|str"
-    r"|how to (?:reproduce|repro|recreate|replicate)|to reproduce|reproduc(?:e|ible|tion)|scenario)\b"
-    # Two or more numbered lines: steps written without a heading.
-    r"|^[ \t]*1[.)][ \t]+\S[^\n]*\n(?:[^\n]*\n){0,3}?[ \t]*2[.)][ \t]+\S"
-    r"|\bsteps to reproduce\b",
-    re.IGNORECASE | re.MULTILINE,
-)
 _EXPECTED_RE = re.compile(
     _LINE_START + r"expect(?:ed|ation)s?(?:[ \t]+(?:result|behaviou?r|outcome|output))?s?[*_]*[ \t]*[:\-–—\n]"
     r"|\b(?:I|we|users?) (?:would |'d )?expect(?:ed)?\b"
@@ -53,8 +45,6 @@ _ENVIRONMENT_RE = re.compile(
 )
 
 _MISSING: list[tuple[str, re.Pattern[str], str, str]] = [
-    (STEPS, _STEPS_RE, "No steps to reproduce",
-     "Add numbered steps, e.g. '1. Open an invoice 2. Click Export PDF 3. Open the downloaded file'."),
     (EXPECTED, _EXPECTED_RE, "No expected behaviour",
      "Say what should happen, e.g. 'Expected: the PDF lists all 12 invoice lines'."),
     (ACTUAL, _ACTUAL_RE, "No actual behaviour",
@@ -62,10 +52,49 @@ _MISSING: list[tuple[str, re.Pattern[str], str, str]] = [
     (ENVIRONMENT, _ENVIRONMENT_RE, "No environment or version",
      "Name where it happens, e.g. 'Environment: app 4.2.1, Chrome 126 on Windows 11, production'."),
 ]
+_STEPS_SUGGESTION = ("Say how to make it happen: numbered steps, the failing command, request or test, or the "
+                     "exact action that triggers it, e.g. '1. Open an invoice 2. Click Export PDF'.")
+# Steps are any list of two or more items: markdown bullets or numbers, Jira "#" and "*" lists.
+_LIST_ITEM_RE = re.compile(r"^[ \t>]*(?:[-*+•]|#+|\d+[.)])[ \t]+\S", re.MULTILINE)
+# A failing command, request or test, given verbatim, reproduces a bug on its own.
+_COMMAND_RE = re.compile(
+    r"^[ \t]*\$[ \t]*[\w./-]+"  # a shell prompt
+    r"|\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)[ \t]+/\S*"  # an HTTP request line
+    r"|\b(?:curl|wget|mvn|gradle|npm|yarn|pip|make|docker|kubectl|java|python|go test|pytest)[ \t]+-{0,2}\w"
+    r"|\b(?:Test\w+|\w+Test)\b",  # a named test
+    re.MULTILINE,
+)
+# A trace or an error line needs a few words around it: what was done when it appeared.
+_TRACE_RE = re.compile(
+    r"^[ \t]*at[ \t]+[\w$.<>]+\("  # a Java stack frame
+    r"|\bTraceback \(most recent call last\)|\b(?:Caused by|Exception in thread)\b|\b\w+(?:Exception|Error)\b",
+    re.MULTILINE,
+)
+_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+# Prose this long, besides what is quoted verbatim, describes a trigger a developer can act on.
+_MIN_PROSE_WORDS = 8
+
+
+def steps_given(doc: Document) -> bool:
+    """Whether the body shows how to reproduce: a list, a failing command / request / test / trace with
+    some words around it, or a description long enough to carry a precise trigger."""
+    body = doc.text[doc.body_start:]
+    masked = doc.masked[doc.body_start:]
+    if len(_LIST_ITEM_RE.findall(masked)) >= 2:
+        return True
+    prose = len(_WORD_RE.findall(masked))
+    if prose >= _MIN_PROSE_WORDS or _COMMAND_RE.search(body):
+        return True
+    # A trace alone (a pasted log line under a link) has no context to act on.
+    return prose >= 3 and _TRACE_RE.search(body) is not None
 
 
 def find(doc: Document) -> list[Finding]:
     # Unmasked on purpose: a stack trace or a version in a code block is evidence too.
-    return [doc.finding(check_id, message, suggestion)
-            for check_id, pattern, message, suggestion in _MISSING
-            if pattern.search(doc.text) is None]
+    found = [doc.finding(check_id, message, suggestion)
+             for check_id, pattern, message, suggestion in _MISSING
+             if pattern.search(doc.text) is None]
+    if not steps_given(doc):
+        found.insert(0, doc.finding(STEPS, "No way to reproduce: no steps, failing command or trigger",
+                                    _STEPS_SUGGESTION))
+    return found

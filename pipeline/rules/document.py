@@ -11,7 +11,7 @@ from functools import cached_property
 from reqgate.pipeline.rules.sections import Heading, headings
 from reqgate.pipeline.rules.story import ParsedStory, parse_story
 from reqgate.pipeline.rules.text import Sentences, mask
-from reqgate.pipeline.schemas import Finding, Mode, Span, TicketType
+from reqgate.pipeline.schemas import Category, Finding, Mode, Span, TicketType
 
 Term = tuple[re.Pattern[str], str]
 _WORD_START = r"(?<![\w-])"
@@ -37,11 +37,20 @@ class Document:
     """One ticket text prepared once for all checks; expensive parts are computed on first use."""
 
     def __init__(self, text: str, ticket_type: TicketType = TicketType.other,
-                 modes: Mapping[str, Mode] | None = None):
+                 modes: Mapping[str, Mode] | None = None, categories: Mapping[str, Category] | None = None,
+                 title_end: int = 0):
         self.text = text
         self.ticket_type = ticket_type
         self._modes = modes or {}
+        self._categories = categories or {}
+        # The title ends here; the body starts after the blank line that follows it.
+        self.title_end = title_end
         self._hits: dict[int, tuple[list[int], list[tuple[int, int, str]]]] = {}
+
+    @property
+    def body_start(self) -> int:
+        """Where the body starts: after the title and the blank line that follows it."""
+        return min(len(self.text), self.title_end + 2) if self.title_end else 0
 
     @cached_property
     def masked(self) -> str:
@@ -73,8 +82,9 @@ class Document:
     def finding(self, check_id: str, message: str, suggestion: str,
                 start: int | None = None, end: int | None = None) -> Finding:
         span = self.span(start, end) if start is not None and end is not None else None
-        return Finding(check_id=check_id, mode=self._modes.get(check_id, "warn"), message=message,
-                       span=span, suggestion=suggestion)
+        return Finding(check_id=check_id, mode=self._modes.get(check_id, "warn"),
+                       category=self._categories.get(check_id, "other"), message=message, span=span,
+                       suggestion=suggestion)
 
     def term_findings(self, check_id: str, terms: Lexicon, start: int, end: int,
                       message: str) -> list[Finding]:

@@ -56,18 +56,35 @@ _SLOT_RE = re.compile(
 )
 
 
-def _angle_is_slot(inner: str) -> bool:
-    first = re.split(r"[\s/]", inner, maxsplit=1)[0].lower()
-    if "=" in inner or "@" in inner or inner.endswith("/") or inner.startswith("/"):
+# The last word of a slot's label: "[here - link]", "`GitLab Handle`".
+_SLOT_END_RE = re.compile(r"(?:handle|name|link|url|date|title|description|email|username|details|text)$",
+                          re.IGNORECASE)
+# An unchecked template item left as shipped: "- [ ] Deliverable 1".
+_DUMMY_ITEM_RE = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+((?:Deliverable|Item|Requirement|Task|Goal) \d+)[ \t]*$",
+                            re.MULTILINE | re.IGNORECASE)
+# A code span holding a label rather than code: "DRI: `GitLab Handle`".
+_CODE_SLOT_RE = re.compile(r"`([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){0,2})`")
+
+
+def _angle_is_slot(text: str, m: re.Match[str]) -> bool:
+    """ "<role>", "<your name>": a label in brackets. "<init>" in a stack trace, "<jaxws:features>", a
+    "<BUILD-KEY>" inside a path or a message, are code or a variable part the author meant."""
+    inner = m.group(1)
+    if any(ch in inner for ch in "=@:.\\/|") or text[m.start() - 1:m.start()] in ("/", "\\", "$"):
         return False
-    return first not in _HTML_TAGS
+    if text[m.end():m.end() + 1] in ("/", "\\", "("):
+        return False
+    first = re.split(r"[\s/]", inner, maxsplit=1)[0].lower()
+    if first in _HTML_TAGS:
+        return False
+    return bool(_SLOT_RE.match(inner.strip())) or (" " in inner.strip() and not inner.isupper())
 
 
 def _square_is_slot(inner: str) -> bool:
     stripped = inner.strip()
     if not stripped or stripped.lower() in {"x", "✓", "✔"} and len(inner) <= 3:
         return False  # a checklist box "[ ]" / "[x]"
-    return bool(_SLOT_RE.match(stripped))
+    return bool(_SLOT_RE.match(stripped)) or bool(_SLOT_END_RE.search(stripped) and " " in stripped)
 
 
 def _story_slots(doc: Document) -> list[tuple[int, int]]:
@@ -88,7 +105,10 @@ def find(doc: Document) -> list[Finding]:
     hits += [(m.start(), m.end()) for m in _MARKER_RE.finditer(text) if m.end() > m.start()]
     hits += [(m.start(), m.end()) for m in _TEMPLATE_TEXT_RE.finditer(text)]
     hits += [(m.start(1), m.end(1)) for m in _ELLIPSIS_VALUE_RE.finditer(text)]
-    hits += [(m.start(), m.end()) for m in _ANGLE_RE.finditer(text) if _angle_is_slot(m.group(1))]
+    hits += [(m.start(), m.end()) for m in _ANGLE_RE.finditer(text) if _angle_is_slot(text, m)]
+    hits += [(m.start(1), m.end(1)) for m in _DUMMY_ITEM_RE.finditer(text)]
+    hits += [(m.start(), m.end()) for m in _CODE_SLOT_RE.finditer(doc.text)
+             if _SLOT_END_RE.search(m.group(1)) and text[m.start():m.end()].isspace()]
     hits += [(m.start(), m.end()) for m in _SQUARE_RE.finditer(text) if _square_is_slot(m.group(1))]
     hits += _story_slots(doc)
 

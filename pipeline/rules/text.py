@@ -14,6 +14,7 @@ _MASK_RE = re.compile(
     r"|\{(code|noformat)(?::[^}\n]*)?\}.*?(?:\{\1\}|\Z)"  # Jira wiki code blocks
     r"|<!--.*?(?:-->|\Z)"  # issue-template comments are hidden from readers
     r"|`[^`\n]+`"  # inline code
+    r"|\{\{[^}\n]+\}\}"  # Jira monospace
     r"|\b(?:https?|ftp|file)://[^\s\"')\]]+"  # "<id>" slots in a URL are part of the URL
     r"|\bwww\.[^\s\"')\]]+",
     re.DOTALL | re.IGNORECASE,
