@@ -1,0 +1,5 @@
+"""Tracker exports (Jira CSV, GitHub and GitLab issue JSON, JSON Lines) read as a stream of records."""
+
+from reqgate.handlers.export.records import BodyFormat, ExportRecord, to_packet, type_hint
+
+__all__ = ["BodyFormat", "ExportRecord", "to_packet", "type_hint"]
