@@ -30,7 +30,8 @@ svg text{font:12px system-ui,sans-serif;fill:#1f2328}
 table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid #d0d7de;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
-td.key{font-family:ui-monospace,monospace;white-space:nowrap}
+td.key,td.needs_info{white-space:nowrap}td.key{font-family:ui-monospace,monospace}
+th.issues{width:45%}
 .needs_info{color:#cf222e;font-weight:600}.ready{color:#2da44e;font-weight:600}
 ul.issues{margin:0;padding-left:18px}
 .cat{display:inline-block;border-radius:10px;padding:0 7px;font-size:12px;background:#ddf4ff;margin-right:4px}
@@ -62,11 +63,14 @@ def _svg(title: str, height: int, body: list[str]) -> str:
 def _type_chart(tally: Tally) -> str:
     """One bar per ticket type, green for ready and red for needs info, as shares of that type."""
     rows = sorted(tally.per_type.items(), key=lambda item: -item[1][0])
-    left, right, row = 70, 130, 28
+    left, right, row, top = 70, 190, 28, 26
     span = _WIDTH - left - right
-    body: list[str] = []
+    body = [f'<rect x="{left}" y="2" width="12" height="12" fill="{_READY}"/>',
+            f'<text x="{left + 16}" y="12">ready</text>',
+            f'<rect x="{left + 70}" y="2" width="12" height="12" fill="{_NEEDS}"/>',
+            f'<text x="{left + 86}" y="12">needs info</text>']
     for index, (name, (count, ready)) in enumerate(rows):
-        y = 8 + index * row
+        y = top + index * row
         ready_width = round(span * ready / count) if count else 0
         body.append(f'<text x="0" y="{y + 15}">{_e(name)}</text>')
         body.append(f'<rect x="{left}" y="{y}" width="{ready_width}" height="20" fill="{_READY}"/>')
@@ -74,7 +78,7 @@ def _type_chart(tally: Tally) -> str:
                     f'fill="{_NEEDS}"/>')
         body.append(f'<text x="{left + span + 8}" y="{y + 15}">{ready} of {count} ready '
                     f'({_percent(ready, count)})</text>')
-    return _svg("Ready per ticket type", 16 + len(rows) * row, body)
+    return _svg("Ready per ticket type", top + 8 + len(rows) * row, body)
 
 
 def _category_chart(tally: Tally, limit: int = 12) -> str:
@@ -132,7 +136,7 @@ def _tickets(tally: Tally) -> str:
     if not tickets:
         return "<p>No tickets.</p>"
     return ("<table><thead><tr><th>key</th><th>title</th><th>type</th><th>verdict</th><th>score</th>"
-            "<th>top issues</th></tr></thead><tbody>" + "".join(map(_ticket_row, tickets)) + "</tbody></table>")
+            '<th class="issues">top issues</th></tr></thead><tbody>' + "".join(map(_ticket_row, tickets)) + "</tbody></table>")
 
 
 def render_report(tally: Tally, *, source: str, config_source: str, with_llm: bool,

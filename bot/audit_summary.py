@@ -57,12 +57,16 @@ def _quote(finding: Finding) -> str | None:
 
 def digest(key: str, result: ReviewResult) -> TicketDigest:
     visible = shown(result.findings)
+    # A check that fires on three spans says one thing three times; the report lists distinct issues.
+    distinct: dict[tuple[str, str], Finding] = {}
+    for finding in visible:
+        distinct.setdefault((finding.check_id, finding.message), finding)
     return TicketDigest(
         key=key, title=result.packet.title, ticket_type=result.ticket_type.value,
         verdict=result.decision.verdict, score=result.decision.score,
         blocking=sum(f.mode == "error" for f in visible), warnings=sum(f.mode == "warn" for f in visible),
         issues=[IssueDigest(category=f.category, mode=f.mode, check_id=f.check_id, message=f.message,
-                            quote=_quote(f)) for f in visible[:TOP_ISSUES]],
+                            quote=_quote(f)) for f in list(distinct.values())[:TOP_ISSUES]],
     )
 
 
