@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reqgate.bot.audit_cli import add_audit_parser
 from reqgate.bot.github_cli import add_github_parser
 from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
 from reqgate.bot.ticket_text import NotText, decode_ticket
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(commands)
     add_replay_parser(commands)
     add_github_parser(commands)
+    add_audit_parser(commands)
     return parser
 
 
