@@ -78,7 +78,8 @@ class Filters(Strict):
 
 # What the guardrail can redact; a misspelt kind would otherwise switch that detection off silently.
 PII_KINDS = ("email", "phone", "card", "iban", "aws_key", "github_token", "gitlab_token", "slack_token",
-             "anthropic_key", "openai_key", "google_key", "jwt", "private_key", "password")
+             "anthropic_key", "openai_key", "google_key", "jwt", "private_key", "password", "vendor_token",
+             "password_hash", "random_token")
 
 
 class PiiSettings(Strict):

@@ -38,11 +38,17 @@ _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 _GOOGLE = re.compile(r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])")
 _JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
-# The body stops at the next "-----", so an unterminated block costs one pass, not one per header.
+# Any armoured block but the public ones: "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE
+# KEY", "PGP PRIVATE KEY BLOCK", and headers without "PRIVATE" ("-----BEGIN OPENSSH KEY-----"). The body
+# may be wrapped as a JSON or Java string (literal "\n", quotes, "+" concatenation); it stops at the
+# next "-----", so an unterminated block costs one pass, not one per header.
 _PEM = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.()]|-(?!----))*+"
-    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----)?"
+    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----(?:[A-Za-z0-9+/=\s:,.()\\\"'`_]|-(?!----))*+"
+    r"(?:-----END [A-Z0-9 ]{1,40}-----)?"
 )
+_PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
+_PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
+                  "EC PARAMETERS")
 
 
 def find_aws(text: str) -> Iterator[Range]:
@@ -85,36 +91,55 @@ def find_jwt(text: str) -> Iterator[Range]:
 
 def find_private_keys(text: str) -> Iterator[Range]:
     for match in _PEM.finditer(text):
+        if any(word in match.group("label") for word in _PUBLIC_ARMOUR):
+            continue
         start, end = match.span()
-        while end > start and text[end - 1].isspace():
+        # Leave the closing quote, concatenation or spaces of the string the block sat in.
+        while end > start and (text[end - 1].isspace() or text[end - 1] in "\"'`+,\\"):
             end -= 1
-        yield start, end
+        body = text[match.end("label") + 5:end]
+        if match.group("label").startswith("END"):
+            continue
+        if sum(c.isalnum() for c in body) >= 40 and not _PLACEHOLDER_BODY.search(body):
+            yield start, end
 
 
 # ---- values given to credential names --------------------------------------------------------------
 
-# A name ending in one of these words names a credential: DB_PASSWORD, clientSecret, X-Api-Key.
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey",
-                           "credential", "credentials", "pass"})
+# The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
+# dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
+_NAME_END = re.compile(
+    r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence)"
+    r"(?![a-z0-9])"
+)
+# Credential words read alone as prose or as a field type; after them a value must look machine-made.
+_STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
+                           "pword", "secret", "token", "apikey", "credential", "credentials", "creds"})
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
-                           ("client", "key"), ("license", "key")})
-# A credential name ends in one of these words and is followed by `=` or `:`; the rest of the name is
-# read backwards from the word. Matched on the lower-cased copy.
-_NAME_END = re.compile(
-    r"(?:password|passwd|passphrase|pass|pwd|secret|token|apikey|key|credentials|credential)"
-    r"(?P<quote>[\"']?)(?P<gap>[ \t]*[:=][ \t]*)"
-)
+                           ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
+                           ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
+                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+# Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
 _NAME_MAX = 80
-# The value is matched apart from the name so that a value is never consumed before it can be read
-# as a name: in "https://host/export?api_key=x" the scan must still reach "api_key".
-_VALUE = re.compile(r"([\"'`])([^\"'`\n]{1,200})\1|[^\s\"'`,;&<]{1,200}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORD_SPLIT = re.compile(r"[_.-]+")
-# Values that stand for a secret without being one: masks, templates, env references, type names.
+_WORD_SPLIT = re.compile(r"[_.\-\s]+")
+
+# Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, a function's argument list `('X', '…')`,
+# XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header). Matched on the lower-cased copy.
+_GAP = re.compile(
+    r"(?P<close>[\"'\]>)]{0,2})"
+    r"(?P<sep>[ \t]*(?::=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?"
+)
+_QUOTED = re.compile(r"([\"'`])([^\"'`\n]++)\1")
+_BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Z_][A-Z0-9_]*|\{\{.*\}\}|%\(\w+\)s|%s|\[[^\]]*\]|\(\w+\)|"
-    r"%\w+%|(?i:env(?:ironment)?[:.][\w.]+)"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
+    r"(?i:(?:your|my|the|some|a|an|enter|insert|put|add|replace)[_-]?[a-z_-]*)|(?i:\w*(?:example|sample|dummy|"
+    r"placeholder|changeme|change_me|redacted|censored|here)\w*)"
 )
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
@@ -122,30 +147,45 @@ _NOT_SECRET_WORDS = frozenset({
     "string", "str", "text", "int", "integer", "number", "bool", "boolean", "jwt", "oauth", "oauth2",
     "bearer", "sso", "saml", "ldap", "bcrypt", "argon2", "sha256", "hashed", "encrypted", "plaintext",
     "unique", "min", "max", "see", "below", "above", "same", "unchanged", "default", "generated", "random",
-    "rotated", "expired", "invalid", "valid", "missing", "set", "unset"
+    "rotated", "expired", "invalid", "valid", "missing", "set", "unset", "undefined", "object", "function",
+    "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
+    "dict", "map", "array", "optional", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
+    "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "none", "off", "on",
 })
+_PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
 _VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])")
 _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
-_PATH = re.compile(r"[~/]|[A-Za-z]:\\")
 
 
-def _name_strength(name: str) -> int:
-    """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key); 1 when it only might
-    (STRIPE_KEY, but also sort_key); 0 otherwise."""
-    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
+def _name_words(name: str) -> list[str]:
+    return [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
+
+
+def _name_strength(name: str, word: str) -> int:
+    """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
+    only might (STRIPE_KEY, sort_key, toggl ACCESS); 0 otherwise. `word` is the credential word it ends in."""
+    words = _name_words(name)
     if not words:
         return 0
-    # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
-    if words[-1] in _SECRET_WORDS and (words[-1] != "pass" or len(words) > 1) or tuple(words[-2:]) in _SECRET_PAIRS:
+    last = words[-1]
+    if word in _STRONG_WORDS or word == "api_key":
+        # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
-    return 1 if words[-1] == "key" and len(words) > 1 else 0
+    if word == "pass":
+        return 2 if len(words) > 1 or len(last) > 4 else 0
+    if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
+                                                                                     "access", "auth", "client"}):
+        return 2
+    return 1
 
 
 def _mixed_random(value: str) -> bool:
-    """Machine-made shape: long, with capitals, small letters and digits ("rk_live_51AbCdEf0123")."""
-    return (len(value) >= 12 and any(c.isupper() for c in value) and any(c.islower() for c in value)
-            and any(c.isdigit() for c in value))
+    """Machine-made shape: long, with letters and digits, not a word with a number ("version2")."""
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
 
 
 def _looks_random(value: str) -> bool:
@@ -160,7 +200,7 @@ def _trim(value: str) -> str:
     """Drop sentence punctuation and closing brackets the value did not open."""
     while value:
         last = value[-1]
-        if last in ".:" or (last in ")]}" and "([{"[")]}".index(last)] not in value):
+        if last in ".:)]}" and not (last in ")]}" and "([{"[")]}".index(last)] in value):
             value = value[:-1]
         else:
             break
@@ -175,7 +215,7 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
         return False  # more words follow: "Password: must contain a digit"
     line_start = text.rfind("\n", 0, name_start) + 1
     if _LINE_LEAD.fullmatch(text, line_start, name_start) and len(value) >= 4:
-        return True  # a config line such as "  password: changeme"
+        return True  # a config line such as "  password: hunter22"
     return len(value) >= 6 and (
         any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
         or any(c.isupper() for c in value[1:])
@@ -197,51 +237,146 @@ def _name_before(text: str, end: int) -> tuple[str, int] | None:
     return text[start:end], start
 
 
+class _RunEnds:
+    """End of the run a pattern matches from a position, remembered so that names packed into one long
+    value ("password=password=password=…") scan it once, not once per name."""
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern, self._text = pattern, text
+        self._start = self._end = -1
+
+    def match(self, position: int) -> int:
+        if self._start <= position < self._end:
+            return self._end
+        found = self._pattern.match(self._text, position)
+        if found is None:
+            return position
+        self._start, self._end = position, found.end()
+        return self._end
+
+
+def _is_placeholder(value: str) -> bool:
+    if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
+        return True
+    if len({c for c in value.lower() if c.isalnum()}) <= 1:
+        return True  # "xxxxxx", "000000", "******"
+    return "[REDACTED:" in value or "[REMOVED:" in value
+
+
 def find_named_values(text: str) -> Iterator[Range]:
-    for ending in _NAME_END.finditer(lower_aligned(text)):
-        named = _name_before(text, ending.start("quote"))
+    lowered = lower_aligned(text)
+    bare = _RunEnds(_BARE, text)
+    covered = 0
+    for ending in _NAME_END.finditer(lowered):
+        if ending.start() < covered:
+            continue  # inside a value already taken
+        named = _name_before(text, ending.end())
         if named is None:
             continue
         name, name_start = named
-        strength = _name_strength(name)
+        strength = _name_strength(name, ending.group())
         if not strength:
             continue
-        found = _VALUE.match(text, ending.end())
-        if found is None:
+        gap = _GAP.match(lowered, ending.end())
+        assert gap is not None  # every part of the gap is optional
+        separator = gap.group("sep")
+        value_start = gap.end()
+        if value_start >= len(text):
             continue
-        quoted = found.group(2) is not None
-        value = found.group(2) if quoted else _trim(found.group())
-        start = found.start(2) if quoted else found.start()
+        quoted_match = _QUOTED.match(text, value_start)
+        if quoted_match is not None:
+            value, start = quoted_match.group(2), quoted_match.start(2)
+        else:
+            start = value_start
+            value = _trim(text[start:bare.match(start)])
         end = start + len(value)
-        if not value or _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
+        if not value or _is_placeholder(value):
             continue
-        if "[REDACTED:" in value or "[REMOVED:" in value:
-            continue  # masked already; masking again would swallow the placeholders around it
+        if value[0] in "-:" or _DATE_LIKE.fullmatch(value):
+            continue  # the next flag ("--query=x"), a symbol (":create"), a date
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
-        if strength == 1:
-            if _mixed_random(value):
-                yield start, end
+        if not separator and not gap.group("close") and not gap.group("attr"):
+            continue  # glued on: "access$300(Foo.java:69)", "token-2.2.0.jar"
+        spaced_only = not separator.strip() and not gap.group("close") and not gap.group("attr")
+        if "\n" in separator or spaced_only or separator.strip() in (",", "("):
+            if _CODE_REFERENCE.search(value):
+                continue
+            # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
+            # when it looks machine-made.
+            if not (_mixed_random(value) or quoted_match is not None and _looks_random(value)):
+                continue
+            if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
+                continue
+        elif strength == 1:
+            if not _mixed_random(value) and not _UUID.fullmatch(value):
+                continue
+        elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
+            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config.
+            if not _prose_value_ok(text, name_start, value, end):
+                continue
+        elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
             continue
-        # `password=x` and quoted values are code or config; spaced ones may be a sentence.
-        tight = len(ending.group("gap")) == 1
-        if quoted or tight or _prose_value_ok(text, name_start, value, end):
-            yield start, end
+        if _PATH.match(value) and not _mixed_random(value.rsplit("/", 1)[-1]):
+            continue  # --credentials=/tmp/xyz/credentials is a file, not its content
+        covered = end
+        yield start, end
 
 
-_BEARER = re.compile(r"(?:bearer|basic)[ \t]+([a-z0-9._~+/=-]{16,})")
-# Credentials in a URL: scheme://user:password@host
-_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/@]{1,200}+)@")
+# Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
+_CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
+_DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+# ---- other credential syntaxes ---------------------------------------------------------------------
+
+# `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
+_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|digest|apikey|sso-key|splunk|ghtoken)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
+# Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
+_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
+# `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
+_CLI_USER = re.compile(r"(?:^|[ \t])(?:-u|--user|--basic-auth)[ =\t]+[\"']?[^\s:\"']{1,100}+:([^\s\"']{1,300}+)")
+_CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
-    for match in _BEARER.finditer(lower_aligned(text)):
+    lowered = lower_aligned(text)
+    for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
+        value = match.group(1)
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and any(
-            c.isdigit() for c in match.group(1)
-        ):
+            c.isdigit() for c in value
+        ) and not _is_placeholder(text[match.start(1):match.end(1)]):
+            yield match.span(1)
+    for match in _AUTH_HEADER.finditer(lowered):
+        if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in _URL_USERINFO.finditer(text):
-        if not _PLACEHOLDER.fullmatch(match.group(1)):
-            yield match.span(1)
+        password = match.group(1)
+        # The host follows the last "@"; a "@" before it belongs to the password.
+        end = match.start(1) + len(password)
+        if not _is_placeholder(password):
+            yield match.start(1), end
+    for pattern in (_CLI_USER, _CLI_PASSWORD):
+        for match in pattern.finditer(text):
+            if not _is_placeholder(match.group(1)):
+                yield match.span(1)
+
+
+# ---- password hashes -------------------------------------------------------------------------------
+
+_HASHES = (
+    re.compile(r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}"),  # bcrypt
+    re.compile(r"\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}+\$[A-Za-z0-9+/]{16,}+"),
+    re.compile(r"\$(?:1|5|6|md5|apr1|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{20,}+"),
+    re.compile(r"\$(?:scrypt|pbkdf2(?:-sha\d+)?)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=]{8,}+(?:\$[A-Za-z0-9./+=]{8,}+)?"),
+    re.compile(r"(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=$]{16,}+"),
+    re.compile(r"\{(?:SSHA|SSHA256|SSHA512|SHA|SMD5|CRYPT|PBKDF2[-\w]*)\}[A-Za-z0-9./+=$]{16,}+"),
+)
+
+
+def find_password_hashes(text: str) -> Iterator[Range]:
+    for pattern in _HASHES:
+        yield from _spans(pattern, text)
