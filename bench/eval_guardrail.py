@@ -60,6 +60,7 @@ csv.field_size_limit(1 << 24)
 _USERINFO = re.compile(r"[a-z][a-z0-9+.-]*://[^\s/:@]+:([^\s/]+)@[^\s@/:]+", re.IGNORECASE)
 _PEM_BODY = re.compile(r"-----BEGIN [^-]+-----(.+?)-----END", re.DOTALL)
 _RUN = re.compile(r"[A-Za-z0-9+_\-~!$%*#^]{8,}=*")
+_NAMEISH = re.compile(r"(?i)(?:secret|token|key|password|access|private)$")
 _HOSTLIKE = re.compile(r"[a-z0-9-]+")
 
 
@@ -70,6 +71,10 @@ def _entropy(value: str) -> float:
 
 def _run_score(text: str, match: re.Match[str]) -> float:
     run = match.group()
+    if run.endswith("=") and match.end() < len(text) and not text[match.end()].isspace() and text[match.end()] not in "\"'`,;":
+        return 0.0  # `ipapi_secret=aaaa…`: the run is the name and its "="
+    if _NAMEISH.search(run) and text[match.end():match.end() + 1] in ("", " ", "\n", "\t", "-", "."):
+        return 0.0  # `d7networkSECRET abc…`: a vendor name glued to a credential word
     follow = text[match.end():match.end() + 3].lstrip("\"' ")
     if follow[:1] in ("=", ":") and not follow.startswith("://"):
         return 0.0  # a name: `client_secret=`
@@ -88,7 +93,20 @@ def secret_of(text: str) -> str | None:
     runs = [(m, s) for m, s in runs if s > 0]
     if not runs:
         return None
-    return max(runs, key=lambda pair: pair[1])[0].group()
+    return _drop_name_parts(max(runs, key=lambda pair: pair[1])[0].group())
+
+
+_PART = re.compile(r"[^-_.]+[-_.]*")
+
+
+def _drop_name_parts(run: str) -> str:
+    """`prospect-secret-5f4d…` -> `5f4d…`: leading parts made of letters only are the name."""
+    parts = _PART.findall(run)
+    index = 0
+    while index < len(parts) - 1 and parts[index].strip("-_.").isalpha():
+        index += 1
+    rest = "".join(parts[index:])
+    return rest if len(rest) >= 8 else run
 
 
 def is_placeholder(secret: str) -> bool:
@@ -98,6 +116,7 @@ def is_placeholder(secret: str) -> bool:
 
 
 def leaks(secret: str, sent: str) -> bool:
+    sent = re.sub(r"\[REDACTED:\w+\]", "\x00", sent)
     return any(secret[i:i + 8] in sent for i in range(max(1, len(secret) - 7)))
 
 

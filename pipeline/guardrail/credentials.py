@@ -37,7 +37,7 @@ _ANTHROPIC = re.compile(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}")
 _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 _GOOGLE = re.compile(r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])")
-_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]{10,}+(?:\.[A-Za-z0-9_-]*+)?")
 # Any armoured block but the public ones: "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE
 # KEY", "PGP PRIVATE KEY BLOCK", and headers without "PRIVATE" ("-----BEGIN OPENSSH KEY-----"). The body
 # may be wrapped as a JSON or Java string (literal "\n", quotes, "+" concatenation); it stops at the
@@ -110,7 +110,8 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence)"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client_id|"
+    r"tenant_id|clientid|tenantid|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -121,6 +122,8 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
                            ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
                            ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+# Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
+_ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
 _NAME_MAX = 80
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -130,16 +133,17 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 # XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>[\"'\]>)]{0,2})"
-    r"(?P<sep>[ \t]*(?::=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?"
 )
-_QUOTED = re.compile(r"([\"'`])([^\"'`\n]++)\1")
+_QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
     r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
-    r"(?i:(?:your|my|the|some|a|an|enter|insert|put|add|replace)[_-]?[a-z_-]*)|(?i:\w*(?:example|sample|dummy|"
-    r"placeholder|changeme|change_me|redacted|censored|here)\w*)"
+    r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
+    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
+    r"change_me|redacted|censored|_here)[a-z_-]*)"
 )
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
@@ -175,6 +179,8 @@ def _name_strength(name: str, word: str) -> int:
         return 2
     if word == "pass":
         return 2 if len(words) > 1 or len(last) > 4 else 0
+    if tuple(words[-2:]) in _ID_PAIRS:
+        return 1
     if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
                                                                                      "access", "auth", "client"}):
         return 2
@@ -186,6 +192,19 @@ def _mixed_random(value: str) -> bool:
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
     return len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
+
+
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+
+
+def _worded(value: str) -> bool:
+    """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception"."""
+    return sum(len(m.group()) for m in _WORD.finditer(value)) > len(value) * 0.45
+
+
+def _long_random_word(value: str) -> bool:
+    """A long run of letters and digits, many distinct, not made of words."""
+    return len(value) >= 16 and value.isalnum() and len(set(value)) >= 10 and not _worded(value)
 
 
 def _looks_random(value: str) -> bool:
@@ -285,7 +304,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue
         quoted_match = _QUOTED.match(text, value_start)
         if quoted_match is not None:
-            value, start = quoted_match.group(2), quoted_match.start(2)
+            group = quoted_match.lastgroup or "v1"
+            value, start = quoted_match.group(group), quoted_match.start(group)
         else:
             start = value_start
             value = _trim(text[start:bare.match(start)])
@@ -299,17 +319,30 @@ def find_named_values(text: str) -> Iterator[Range]:
         if not separator and not gap.group("close") and not gap.group("attr"):
             continue  # glued on: "access$300(Foo.java:69)", "token-2.2.0.jar"
         spaced_only = not separator.strip() and not gap.group("close") and not gap.group("attr")
+        if separator in ("-", "."):
+            # "prospect-secret-5f4dcc3b…", "signupgeniusPRIVATE.53e2…": a name joined to its value. A weak
+            # word ("access", "key") only counts written in capitals, as in "holidayapiKEY-…".
+            word = text[ending.start():ending.end()]
+            if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
+                    and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
+                covered = start + len(value)
+                yield start, start + len(value)
+            continue
         if "\n" in separator or spaced_only or separator.strip() in (",", "("):
             if _CODE_REFERENCE.search(value):
                 continue
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
             # when it looks machine-made.
-            if not (_mixed_random(value) or quoted_match is not None and _looks_random(value)):
+            if not (_mixed_random(value) or quoted_match is not None and _looks_random(value)
+                    or _long_random_word(value) or value.isdigit() and len(value) >= 16):
                 continue
+            if strength == 1 and len(value) < 16:
+                continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
                 continue
         elif strength == 1:
-            if not _mixed_random(value) and not _UUID.fullmatch(value):
+            if not (_mixed_random(value) or _UUID.fullmatch(value) or _long_random_word(value)
+                    or value.isdigit() and len(value) >= 16):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
             # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config.
@@ -331,7 +364,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
-_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|digest|apikey|sso-key|splunk|ghtoken)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|digest|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
@@ -342,6 +375,8 @@ _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*(
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
+    yield from find_name_value_lines(text)
+    yield from find_telegram(text)
     lowered = lower_aligned(text)
     for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
@@ -355,6 +390,10 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(1)
     for match in _URL_USERINFO.finditer(text):
         password = match.group(1)
+        user_start = match.start() + 3
+        user = text[user_start:match.start(1) - 1]
+        if _mixed_random(user) and len(user) >= 20:
+            yield user_start, match.start(1) - 1  # a token given as the user: "https://<token>:x-oauth-basic@"
         # The host follows the last "@"; a "@" before it belongs to the password.
         end = match.start(1) + len(password)
         if not _is_placeholder(password):
@@ -365,14 +404,47 @@ def find_passwords(text: str) -> Iterator[Range]:
                 yield match.span(1)
 
 
+# Telegram bot token: the bot id, a colon and 35 url-safe characters.
+_TELEGRAM = re.compile(r"\d(?<![\w]\d)\d{7,10}:(AA[A-Za-z0-9_-]{33}|[A-Za-z0-9_-]{35})(?![\w-])")
+# A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
+# shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
+_NAME_VALUE_LINE = re.compile(
+    r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)[ \t]*[:=]?[ \t]*[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
+    re.MULTILINE,
+)
+_HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
+_DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
+                           "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",
+                           "tag", "branch", "image", "container", "node", "task", "job", "run", "trace", "span",
+                           "request", "session", "object", "etag", "oid", "parent", "tree", "head", "merge",
+                           "at", "from", "to", "in", "is", "and", "or", "the", "see", "file", "path", "url"})
+
+
+def find_name_value_lines(text: str) -> Iterator[Range]:
+    for match in _NAME_VALUE_LINE.finditer(text):
+        name, value = match.group(1), match.group(2)
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
+            continue
+        letters = sum(c.isalpha() for c in value)
+        digits = sum(c.isdigit() for c in value)
+        if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
+                and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
+            yield match.span(2)
+
+
+def find_telegram(text: str) -> Iterator[Range]:
+    return _spans(_TELEGRAM, text)
+
+
 # ---- password hashes -------------------------------------------------------------------------------
 
 _HASHES = (
     re.compile(r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}"),  # bcrypt
     re.compile(r"\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}+\$[A-Za-z0-9+/]{16,}+"),
-    re.compile(r"\$(?:1|5|6|md5|apr1|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{20,}+"),
+    re.compile(r"\$(?:1|5|6|8|9|md5|apr1|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{20,}+"),
     re.compile(r"\$(?:scrypt|pbkdf2(?:-sha\d+)?)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=]{8,}+(?:\$[A-Za-z0-9./+=]{8,}+)?"),
     re.compile(r"(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=$]{16,}+"),
+    re.compile(r"\$krb5(?:asrep|tgs|pa)\$\d+\$[^\s$]{1,200}+\$[0-9a-f$]{32,}+"),  # Kerberos AS-REP / TGS
     re.compile(r"\{(?:SSHA|SSHA256|SSHA512|SHA|SMD5|CRYPT|PBKDF2[-\w]*)\}[A-Za-z0-9./+=$]{16,}+"),
 )
 

@@ -19,7 +19,7 @@ Range = tuple[int, int]
 # Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
 _RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]*+=*+")
 _MIN_LENGTH = 20
-_HEX = re.compile(r"(?:0x)?[0-9a-f]+|(?:0x)?[0-9A-F]+|[0-9a-fA-F-]+")
+_HEX = re.compile(r"(?:0x)?[0-9a-f-]+|(?:0x)?[0-9A-F-]+")
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _JOINERS = re.compile(r"[-_/+]+")
@@ -82,6 +82,8 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 def find_random_tokens(text: str) -> Iterator[Range]:
     for match in _RUN.finditer(text):
         start, end = match.span()
+        if end - start < _MIN_LENGTH:
+            continue
         # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
         while start < end and text[start] in "+/_-":
             start += 1

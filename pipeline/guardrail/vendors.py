@@ -131,7 +131,7 @@ FORMATS: tuple[Format, ...] = (
     Format("PlanetScale token", "pscale_tkn_", URLSAFE, 32, 64),
     Format("PlanetScale password", "pscale_pw_", URLSAFE, 32, 64),
     Format("PlanetScale OAuth token", "pscale_oauth_", URLSAFE, 32, 64),
-    Format("Supabase token", "sbp_", HEX, 40, 40),
+    Format("Supabase token", "sbp_", B62, 40, 40),
     Format("Supabase secret key", "sb_secret_", URLSAFE, 20, 64),
     Format("Vercel token", "vcp_", B62, 24, 64),
     Format("Vercel integration token", "vci_", B62, 24, 64),
@@ -161,6 +161,18 @@ FORMATS: tuple[Format, ...] = (
     Format("PostHog project key", "phc_", B62, 40, 64),
     Format("Frame.io token", "fio-u-", URLSAFE, 60, 80),
     Format("Nightfall key", "NF-", B62, 32, 32),
+    Format("HubSpot private app token", "pat-na1-", ANY, 36, 36),
+    Format("HubSpot private app token", "pat-eu1-", ANY, 36, 36),
+    Format("PubNub publish key", "pub-c-", ANY, 36, 36),
+    Format("PubNub subscribe key", "sub-c-", ANY, 36, 36),
+    Format("PubNub secret key", "sec-c-", B62, 40, 60),
+    Format("Fleetbase key", "flb_live_", B62, 20, 64),
+    Format("MongoDB Atlas service account secret", "mdb_sa_sk_", URLSAFE, 30, 64),
+    Format("MongoDB Atlas service account id", "mdb_sa_id_", B62, 20, 64),
+    Format("Teamwork token", "tkn.v1_", B64, 40, 128),
+    Format("Voiceflow key", "VF.DM.", ANY, 40, 80),
+    Format("Voiceflow workspace key", "VF.WS.", ANY, 40, 80),
+    Format("FullStory key", "na1.", B64, 60, 200),
     Format("Pinecone key", "pcsk_", URLSAFE, 40, 128),
     # AI providers
     Format("Anthropic key", "sk-ant-", URLSAFE, 40, 256),
@@ -171,8 +183,8 @@ FORMATS: tuple[Format, ...] = (
     Format("Hugging Face token", "hf_", B62, 30, 40),
     Format("Hugging Face org token", "api_org_", B62, 30, 40),
     Format("Groq key", "gsk_", B62, 48, 64),
-    Format("xAI key", "xai-", B62, 60, 100),
-    Format("Replicate token", "r8_", B62, 37, 40),
+    Format("xAI key", "xai-", URLSAFE, 60, 100),
+    Format("Replicate token", "r8_", B62, 30, 64),
     Format("Perplexity key", "pplx-", B62, 40, 64),
     Format("NVIDIA key", "nvapi-", URLSAFE, 60, 80),
     Format("Cohere/AssemblyAI-like key", "co_", B62, 36, 48),
@@ -182,19 +194,19 @@ FORMATS: tuple[Format, ...] = (
     Format("Fireworks key", "fw_", B62, 24, 64),
     Format("Tavily key", "tvly-", URLSAFE, 32, 64),
     # Payments and commerce
-    Format("Stripe secret key", "sk_live_", B62, 20, 255),
+    Format("Stripe secret key", "sk_live_", B62, 10, 255),
     Format("Stripe test key", "sk_test_", B62, 20, 255),
-    Format("Stripe restricted key", "rk_live_", B62, 20, 255),
+    Format("Stripe restricted key", "rk_live_", B62, 10, 255),
     Format("Stripe restricted test key", "rk_test_", B62, 20, 255),
     Format("Stripe webhook secret", "whsec_", B62, 24, 64),
     Format("Paystack key", "sk_live_", B62, 20, 255),
     Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
     Format("Square OAuth secret", "sq0csp-", URLSAFE, 43, 43),
     Format("Square token", "EAAA", URLSAFE, 60, 60),
-    Format("Shopify access token", "shpat_", HEX, 32, 32),
-    Format("Shopify custom app token", "shpca_", HEX, 32, 32),
-    Format("Shopify private app token", "shppa_", HEX, 32, 32),
-    Format("Shopify shared secret", "shpss_", HEX, 32, 32),
+    Format("Shopify access token", "shpat_", B62, 32, 40),
+    Format("Shopify custom app token", "shpca_", B62, 32, 40),
+    Format("Shopify private app token", "shppa_", B62, 32, 40),
+    Format("Shopify shared secret", "shpss_", B62, 32, 40),
     Format("Shippo token", "shippo_live_", HEX, 40, 40),
     Format("Shippo test token", "shippo_test_", HEX, 40, 40),
     Format("Flutterwave secret", "FLWSECK-", URLSAFE, 32, 48),
@@ -242,9 +254,10 @@ FORMATS: tuple[Format, ...] = (
     Format("Mapbox secret token", "sk.eyJ", ANY, 60, 512),
     Format("Mapbox temporary token", "tk.eyJ", ANY, 60, 512),
     Format("Dropbox short-lived token", "sl.", URLSAFE, 130, 1400),
-    Format("Postman key", "PMAK-", HEX, 59, 59),
-    Format("Contentful token", "CFPAT-", URLSAFE, 43, 43),
+    Format("Postman key", "PMAK-", ANY, 59, 64),
+    Format("Contentful token", "CFPAT-", URLSAFE, 43, 80),
     Format("Age secret key", "AGE-SECRET-KEY-1", UPPER, 58, 58),
+    Format("Age recipient", "age1", LOWER, 58, 58),
     Format("Age plugin key", "AGE-PLUGIN-", UPPER, 20, 200),
     Format("1Password service token", "ops_eyJ", B64, 60, 4096),
     Format("1Password secret key", "A3-", ANY, 30, 40),
@@ -272,13 +285,15 @@ for _format in FORMATS:
     _BY_PREFIX.setdefault(_format.prefix, []).append(_format)
 _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
-_WEAK_PREFIXES = frozenset({"live_", "key-", "SK", "AC", "s.", "2/", "co_", "fw_", "pm_", "A3-", "API-", "sk_",
+_WEAK_PREFIXES = frozenset({"na1.", "live_", "key-", "SK", "AC", "s.", "2/", "co_", "fw_", "pm_", "A3-", "API-", "sk_",
                             "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
 
+_HEADS = frozenset(p[:2] for p in _BY_PREFIX)
 _DISTINCT = {p: f for p, f in _BY_PREFIX.items() if len(p) >= 5 and p not in _WEAK_PREFIXES}
 _DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
-# Where a glued token may start inside a run: after "_", or a letter after a digit.
-_INNER_START = re.compile(r"(?<=_)[A-Za-z]|(?<=[0-9])[A-Za-z]")
+# Where a glued token may start inside a run: after "_" or ".", a letter after a digit, a capital after a small letter.
+_INNER_START = re.compile(r"[_.0-9][A-Za-z]|[a-z][A-Z]")
+_MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 
 # Token runs: letters, digits and the joiners tokens use. "/" and ":" are left out so that a URL is cut
 # into its parts; a run must not start right after a word character (the look-behind is after the
@@ -325,6 +340,8 @@ def _match(run: str, fmt: Format) -> int:
 
 def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: list[int]) -> int:
     """End of a vendor token starting at `value[start]`, or 0."""
+    if value[start:start + 2] not in _HEADS:
+        return 0  # most runs: no prefix starts with these two characters
     for length in lengths:
         if start + length >= len(value):
             continue
@@ -342,6 +359,8 @@ def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: l
 
 def find_vendor_tokens(text: str) -> Iterator[Range]:
     for run in _RUN.finditer(text):
+        if run.end() - run.start() < _MIN_TOKEN:
+            continue  # words and numbers: shorter than any token
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS)
         if end:
@@ -349,7 +368,7 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
             continue
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
         for inner in _INNER_START.finditer(value):
-            end = _token_at(value, inner.start(), _DISTINCT, _DISTINCT_LENGTHS)
+            end = _token_at(value, inner.start() + 1, _DISTINCT, _DISTINCT_LENGTHS)
             if end:
-                yield run.start() + inner.start(), run.start() + end
+                yield run.start() + inner.start() + 1, run.start() + end
                 break
