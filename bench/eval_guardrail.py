@@ -223,6 +223,9 @@ def _found(value: str, sent: str, kind: str) -> bool:
     return digits_only[-7:] not in sent_digits
 
 
+_PHONE_WORD = re.compile(r"phone|number|tel|mobile|cep|numara|no:")
+
+
 def eval_pii(data: Path, details: bool) -> dict[str, Any]:
     path = data / "pii-presidio-recognizer-tests" / "recognizer_test_vectors.jsonl"
     if not path.exists():
@@ -230,7 +233,7 @@ def eval_pii(data: Path, details: bool) -> dict[str, Any]:
     rows = _load_jsonl(path)
     result: dict[str, Any] = {}
     for kind, recognizers in PII_RECOGNIZERS.items():
-        total = found = negatives = flagged = 0
+        total = found = negatives = flagged = bare = bare_found = 0
         missed = []
         false_hits = []
         for row in rows:
@@ -247,12 +250,20 @@ def eval_pii(data: Path, details: bool) -> dict[str, Any]:
             values = row.get("expected_values") or []
             for value in values:
                 total += 1
+                is_bare = kind == "phone" and value.isdigit() and not _PHONE_WORD.search(row["text"].lower())
+                bare += is_bare
                 if _found(value, sent, kind):
                     found += 1
+                    bare_found += is_bare
                 else:
                     missed.append(f"{row['recognizer']}: {row['text'][:100]!r} -> {value!r}")
         entry: dict[str, Any] = {"values": total, "found": found, "recall": round(found / total, 4) if total else None,
                                  "negatives": negatives, "negatives_redacted": flagged}
+        if kind == "phone":
+            # Bare digit runs with no phone word beside them are left alone by design (ids, amounts).
+            entry["bare_digit_runs"] = bare
+            written = total - bare
+            entry["recall_written"] = round((found - bare_found) / written, 4) if written else None
         if details:
             entry["missed"] = missed
             entry["redacted_negatives"] = false_hits
@@ -369,6 +380,9 @@ def _print(result: dict[str, Any]) -> None:
     for kind, e in result["pii"].items():
         print(f"  {kind:<8} recall {e['recall']:.3f} ({e['found']}/{e['values']}), "
               f"near-miss negatives redacted {e['negatives_redacted']}/{e['negatives']}")
+        if "bare_digit_runs" in e:
+            print(f"           written with separators, '+' or a phone word: recall {e['recall_written']:.3f} "
+                  f"({e['values'] - e['bare_digit_runs']} values); bare digit runs left alone: {e['bare_digit_runs']}")
     t = result["tickets"]
     if t:
         print(f"Real dev tickets ({t['tickets']}), {t['ms_per_1000_tickets'] / 1000:.2f} s per 1,000 tickets")

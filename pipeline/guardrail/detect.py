@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from reqgate.pipeline.guardrail import credentials, entropy, pii, vendors
@@ -91,8 +91,9 @@ def _url_ranges(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def detect(text: str, kinds: Collection[str]) -> list[Hit]:
-    """Non-overlapping hits of the named kinds, in text order. Unknown kind names are ignored."""
+def detect(text: str, kinds: Collection[str], phone_regions: Sequence[str] = pii.DEFAULT_PHONE_REGIONS) -> list[Hit]:
+    """Non-overlapping hits of the named kinds, in text order. Unknown kind names are ignored.
+    `phone_regions` are the regions whose national phone formats are recognised."""
     if not text:
         return []
     urls: list[tuple[int, int]] | None = None
@@ -100,7 +101,8 @@ def detect(text: str, kinds: Collection[str]) -> list[Hit]:
     for kind in KINDS:
         if kind.name not in kinds:
             continue
-        for start, end in kind.find(text):
+        found = pii.find_phones(text, phone_regions) if kind.name == "phone" else kind.find(text)
+        for start, end in found:
             if end <= start:
                 continue
             if kind.outside_urls:
