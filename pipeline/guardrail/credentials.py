@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.normalize import lower_aligned
+from reqgate.pipeline.guardrail.budget import MAX_NAMES, capped
 
 Range = tuple[int, int]
 
@@ -137,9 +138,10 @@ _GAP = re.compile(
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
+_ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Z_][A-Z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
@@ -188,27 +190,36 @@ def _name_strength(name: str, word: str) -> int:
 
 
 def _mixed_random(value: str) -> bool:
-    """Machine-made shape: long, with letters and digits, not a word with a number ("version2")."""
+    """Machine-made shape: long, with letters and digits; not words with a number ("user_42_profile"),
+    a path or a date ("SK#2024-05-01")."""
+    value = value[:_PROBE]
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
-    return len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
+    return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value) and not _worded(value)
+            and not _DATE_LIKE.search(value))
 
 
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+# A value is judged by its first characters: whole values are redacted however long, but a judgement
+# that read each one in full would cost a hostile text of long values quadratic time.
+_PROBE = 256
 
 
 def _worded(value: str) -> bool:
     """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception"."""
+    value = value[:_PROBE]
     return sum(len(m.group()) for m in _WORD.finditer(value)) > len(value) * 0.45
 
 
 def _long_random_word(value: str) -> bool:
     """A long run of letters and digits, many distinct, not made of words."""
+    value = value[:_PROBE]
     return len(value) >= 16 and value.isalnum() and len(set(value)) >= 10 and not _worded(value)
 
 
 def _looks_random(value: str) -> bool:
     """Strong-password shape: long, letters and digits, plus capitals or symbols."""
+    value = value[:_PROBE]
     has_letter = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     extra = any(c.isupper() for c in value) or any(not c.isalnum() for c in value)
@@ -232,7 +243,9 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
         return True
     if not _VALUE_END.match(text, end):
         return False  # more words follow: "Password: must contain a digit"
-    line_start = text.rfind("\n", 0, name_start) + 1
+    # Bounded look-back: the lead of a config line is short, and a text of many names must stay linear.
+    floor = max(0, name_start - 200)
+    line_start = text.rfind("\n", floor, name_start) + 1 or floor
     if _LINE_LEAD.fullmatch(text, line_start, name_start) and len(value) >= 4:
         return True  # a config line such as "  password: hunter22"
     return len(value) >= 6 and (
@@ -275,6 +288,7 @@ class _RunEnds:
 
 
 def _is_placeholder(value: str) -> bool:
+    value = value[:_PROBE]
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len({c for c in value.lower() if c.isalnum()}) <= 1:
@@ -286,16 +300,9 @@ def find_named_values(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     bare = _RunEnds(_BARE, text)
     covered = 0
-    for ending in _NAME_END.finditer(lowered):
+    for ending in capped(_NAME_END.finditer(lowered), MAX_NAMES):
         if ending.start() < covered:
             continue  # inside a value already taken
-        named = _name_before(text, ending.end())
-        if named is None:
-            continue
-        name, name_start = named
-        strength = _name_strength(name, ending.group())
-        if not strength:
-            continue
         gap = _GAP.match(lowered, ending.end())
         assert gap is not None  # every part of the gap is optional
         separator = gap.group("sep")
@@ -306,6 +313,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         if quoted_match is not None:
             group = quoted_match.lastgroup or "v1"
             value, start = quoted_match.group(group), quoted_match.start(group)
+        elif gap.group("close") == ">" and (element := _ELEMENT_TEXT.match(text, value_start)) is not None:
+            start, value = value_start, element.group().rstrip()  # <password>Tr0ub4dor&3</password>
         else:
             start = value_start
             value = _trim(text[start:bare.match(start)])
@@ -314,6 +323,14 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue
         if value[0] in "-:" or _DATE_LIKE.fullmatch(value):
             continue  # the next flag ("--query=x"), a symbol (":create"), a date
+        # The name is read only for a value worth a look: prose repeats "password" and "key" often.
+        named = _name_before(text, ending.end())
+        if named is None:
+            continue
+        name, name_start = named
+        strength = _name_strength(name, ending.group())
+        if not strength:
+            continue
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
         if not separator and not gap.group("close") and not gap.group("attr"):
@@ -364,12 +381,12 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
-_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|digest|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
-_CLI_USER = re.compile(r"(?:^|[ \t])(?:-u|--user|--basic-auth)[ =\t]+[\"']?[^\s:\"']{1,100}+:([^\s\"']{1,300}+)")
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?[^\s:\"']{1,100}+:([^\s\"']{1,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
@@ -405,7 +422,8 @@ def find_passwords(text: str) -> Iterator[Range]:
 
 
 # Telegram bot token: the bot id, a colon and 35 url-safe characters.
-_TELEGRAM = re.compile(r"\d(?<![\w]\d)\d{7,10}:(AA[A-Za-z0-9_-]{33}|[A-Za-z0-9_-]{35})(?![\w-])")
+_TELEGRAM = re.compile(r":(?<=\d:)([A-Za-z0-9_-]{35})(?![\w-])")
+_BOT_ID = re.compile(r"(?<![\w])\d{8,10}$")
 # A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
 # shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
 _NAME_VALUE_LINE = re.compile(
@@ -433,7 +451,9 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
 
 
 def find_telegram(text: str) -> Iterator[Range]:
-    return _spans(_TELEGRAM, text)
+    for match in _TELEGRAM.finditer(text):
+        if _BOT_ID.search(text, max(0, match.start() - 11), match.start()) and _mixed_random(match.group(1)):
+            yield match.span(1)
 
 
 # ---- password hashes -------------------------------------------------------------------------------

@@ -14,11 +14,14 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from reqgate.pipeline.guardrail.budget import capped
+
 Range = tuple[int, int]
 
 # Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
-_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]*+=*+")
 _MIN_LENGTH = 20
+# Only runs long enough to be a token are candidates, so words never count against the budget.
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]{%d,}+=*+" % (_MIN_LENGTH - 1))
 _HEX = re.compile(r"(?:0x)?[0-9a-f-]+|(?:0x)?[0-9A-F-]+")
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
@@ -69,8 +72,8 @@ def looks_random(token: str) -> bool:
     changes = sum(_class(a) != _class(b) for a, b in zip(core, core[1:], strict=False))
     if changes < len(core) * 0.3:
         return False
-    if not (uppers and lowers) and not (digits >= 4 and changes >= len(core) * 0.4):
-        return False  # one-case letters: ids such as "abc123" need a dense digit mix to pass
+    if not (uppers and lowers) and not (len(core) >= 32 and digits >= 8 and changes >= len(core) * 0.4):
+        return False  # one-case letters: part numbers and serials ("AB12CD34EF56GH78IJ90") unless very long
     return shannon_entropy(core) >= 3.5
 
 
@@ -80,10 +83,8 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:
-    for match in _RUN.finditer(text):
+    for match in capped(_LONG_RUN.finditer(text)):
         start, end = match.span()
-        if end - start < _MIN_LENGTH:
-            continue
         # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
         while start < end and text[start] in "+/_-":
             start += 1

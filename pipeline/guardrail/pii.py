@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 import phonenumbers
 
 from reqgate.pipeline.config import DEFAULT_PHONE_REGIONS
+from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_PHONE_PARSES, capped
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 
 Range = tuple[int, int]
@@ -34,7 +35,7 @@ _GENERIC_TLDS = frozenset({
     "llc", "ltd", "gmbh", "berlin", "london", "nyc", "paris", "tokyo", "amsterdam", "swiss", "africa",
 })
 # Labels of letters (any script), digits and inner hyphens; the top level is letters or punycode.
-_DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.){1,10}+(xn--[a-z0-9-]{1,59}|[^\W\d_]{2,24})(?![\w-])")
+_DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.){1,10}(xn--[a-z0-9-]{1,59}|[^\W\d_]{2,24})(?![\w-])")
 # "icon@2x.png" is an asset name, not an address.
 _FILE_EXTENSIONS = frozenset({
     "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "pdf", "js", "mjs", "ts",
@@ -42,9 +43,10 @@ _FILE_EXTENSIONS = frozenset({
     "tar", "py", "rb", "go", "rs", "java", "kt", "swift", "mp4", "mov", "mp3", "wav", "woff", "woff2",
     "ttf", "otf"
 })
-# "postgres://app:secret@db.internal" holds a password and a host, not an address; neither does the
+# "postgres://app:secret@db.internal" (or "app:p@ss@db") holds a password and a host, not an address;
+# neither does the
 # "git@github.com:org/repo.git" of an SSH remote.
-_URL_USER_BEFORE = re.compile(r"://[^\s/@]{0,100}:$")
+_URL_USER_BEFORE = re.compile(r"://[^\s/]{0,300}$")
 _SSH_PATH_AFTER = re.compile(r":[\w~/.-]")
 
 
@@ -58,7 +60,9 @@ def find_emails(text: str) -> Iterator[Range]:
     """Addresses found from each "@": the local part is read backwards (at most 64 characters), the
     domain forwards."""
     at = text.find("@")
-    while at != -1:
+    for _ in range(MAX_CANDIDATES):
+        if at == -1:
+            break
         start = at
         while start > 0 and at - start < 64 and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCTUATION):
             start -= 1
@@ -70,7 +74,7 @@ def find_emails(text: str) -> Iterator[Range]:
             and text[start].isalnum()
             and not (before in _LOCAL_PUNCTUATION or before.isalnum() or before == "_")
             and _plausible_tld(domain.group(1).lower())
-            and not (before == ":" and _URL_USER_BEFORE.search(text, max(0, start - 130), start))
+            and not _URL_USER_BEFORE.search(text, max(0, start - 300), start)
             and not _SSH_PATH_AFTER.match(text, domain.end())
         ):
             yield start, domain.end()
@@ -81,10 +85,11 @@ def find_emails(text: str) -> Iterator[Range]:
 
 # A stretch of digits and phone separators; the look-behind after the first character keeps a number
 # that continues a word, a version or a path out ("v1.2.3", "build-2024", "/api/123").
-_PHONE_CANDIDATE = re.compile(r"[+(0-9](?<![\w.+/:@#-][+(0-9])[0-9 ()./-]{5,24}+")
+# A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
+_PHONE_CANDIDATE = re.compile(r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+(0-9])[0-9 ()./-]{5,24}+")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORDS = re.compile(
-    r"(?:phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|number|hotline|"
+    r"(?:phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
     r"telefon|teléfono|telefono|téléphone|telepono|numero|número|cep|gsm|handy|portable|móvil|celular|"
     r"\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f)(?:[^\n]{0,20}|\n[ \t]*)$"
 )
@@ -146,12 +151,32 @@ def _phone_layer(text: str, lowered: str, start: int, end: int) -> bool:
     return True
 
 
+# Windows already read by `phonenumbers`, with what it found: a ticket repeats its numbers, and a
+# process sees the same signatures again and again.
+_PARSED: dict[tuple[str, tuple[str, ...], bool], tuple[Range, ...]] = {}
+_PARSED_MAX = 4096
+
+
+def _parse_window(window: str, regions: tuple[str, ...], announced: bool) -> tuple[Range, ...]:
+    """Offsets of the numbers `phonenumbers` finds in `window`. A number with "+" or a phone word need
+    only have a possible length; any other must be valid in one of the regions and grouped as that
+    region writes it ("100-200-3000" is no number anywhere)."""
+    leniency = phonenumbers.Leniency.POSSIBLE if announced else phonenumbers.Leniency.STRICT_GROUPING
+    for region in (None, *regions) if window.startswith("+") else regions:
+        found = tuple((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(window, region or "ZZ", leniency=leniency))
+        if found:
+            return found
+    return ()
+
+
 def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> Iterator[Range]:
-    """Numbers that `phonenumbers` reads as possible for one of `regions` (or for the country their "+"
-    names), behind `_phone_layer`."""
+    """Numbers that `phonenumbers` reads for one of `regions` (or for the country their "+" names), behind
+    `_phone_layer`. Past `MAX_PHONE_PARSES` distinct candidates in one text, the layer alone decides."""
     lowered = lower_aligned(text)
     code = None
-    for candidate in _PHONE_CANDIDATE.finditer(text):
+    parses = 0
+    region_key = tuple(regions)
+    for candidate in capped(_PHONE_CANDIDATE.finditer(text)):
         start, end = candidate.span()
         while end > start and not text[end - 1].isdigit():
             end -= 1
@@ -162,12 +187,17 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
         if any(s <= start < e for s, e in code):
             continue
         window = text[start:end]
-        found: list[Range] = []
-        for region in (None, *regions) if window.startswith("+") else regions:
-            found = [(start + m.start, start + m.end) for m in
-                     phonenumbers.PhoneNumberMatcher(window, region or "ZZ", leniency=phonenumbers.Leniency.POSSIBLE)]
-            if found:
-                break
+        announced = window.startswith("+") or _PHONE_WORDS.search(lowered, max(0, start - 40), start) is not None
+        key = (window, region_key, announced)
+        parsed = _PARSED.get(key)
+        if parsed is None and parses < MAX_PHONE_PARSES:
+            parses += 1
+            parsed = _parse_window(*key)
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[key] = parsed
+        # Past the budget a hostile text gets the layer's word alone: better a number too many redacted.
+        found = [(start, end)] if parsed is None else [(start + s, start + e) for s, e in parsed]
         for hit_start, hit_end in found:
             if _phone_layer(text, lowered, hit_start, hit_end):
                 yield hit_start, hit_end
@@ -239,7 +269,7 @@ def card_scheme(digits: str) -> tuple[bool, bool]:
 
 def find_cards(text: str) -> Iterator[Range]:
     lowered = None
-    for match in _CARD.finditer(text):
+    for match in capped(_CARD.finditer(text)):
         value = match.group()
         separators = set(_CARD_GROUP.findall(value))
         if len(separators) > 1:
@@ -274,6 +304,11 @@ IBAN_LENGTHS = {
 _IBAN = re.compile(r"[A-Za-z](?<![A-Za-z0-9][A-Za-z])[A-Za-z]\d{2}(?:[ -]?[A-Za-z0-9]){11,30}")
 
 
+# The rest of an IBAN after its first four characters, by total length, each character maybe after one
+# space or dash.
+_IBAN_BODIES = {length: re.compile(r"(?:[ -]?[A-Za-z0-9]){%d}" % (length - 4)) for length in set(IBAN_LENGTHS.values())}
+
+
 def iban_ok(compact: str) -> bool:
     if IBAN_LENGTHS.get(compact[:2]) != len(compact):
         return False
@@ -283,23 +318,27 @@ def iban_ok(compact: str) -> bool:
 
 def find_ibans(text: str) -> Iterator[Range]:
     """IBANs in any case, compact or grouped by spaces or dashes ("DE89 3704…", "al47-2121-…")."""
-    for match in _IBAN.finditer(text):
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        match = _IBAN.search(text, position)
+        if match is None:
+            break
+        # The pattern may run on over the next words ("BE68539007547034 and Italian IT60…"): the next scan
+        # starts right after this candidate's first character, or after the IBAN found.
+        position = match.start() + 1
         length = IBAN_LENGTHS.get(match.group()[:2].upper())
         if length is None:
             continue
         # The greedy match may run on into the next word ("... 0130 00 FOR"); keep the country's length.
-        seen = 0
-        end = match.start()
-        for end, char in enumerate(match.group(), match.start() + 1):
-            seen += char not in " -"
-            if seen == length:
-                break
-        if seen != length or (end < len(text) and text[end].isalnum()):
+        body = _IBAN_BODIES[length].match(text, match.start() + 4)
+        if body is None or (body.end() < len(text) and text[body.end()].isalnum()):
             continue
+        end = body.end()
         written = text[match.start():end]
         letters = [c for c in written if c.isalpha()]
         if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters)):
             continue  # "LV80 bANK 0000…": one case or the other, as written by hand or by a system
         compact = written.replace(" ", "").replace("-", "").upper()
         if iban_ok(compact):
+            position = end
             yield match.start(), end

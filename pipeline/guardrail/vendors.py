@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from reqgate.pipeline.guardrail.budget import MAX_INNER_STARTS, capped
+
 Range = tuple[int, int]
 
 # Alphabets of token bodies.
@@ -288,17 +290,21 @@ _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 _WEAK_PREFIXES = frozenset({"na1.", "live_", "key-", "SK", "AC", "s.", "2/", "co_", "fw_", "pm_", "A3-", "API-", "sk_",
                             "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
 
+_MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
 _DISTINCT = {p: f for p, f in _BY_PREFIX.items() if len(p) >= 5 and p not in _WEAK_PREFIXES}
 _DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
 # Where a glued token may start inside a run: after "_" or ".", a letter after a digit, a capital after a small letter.
 _INNER_START = re.compile(r"[_.0-9][A-Za-z]|[a-z][A-Z]")
-_MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 
-# Token runs: letters, digits and the joiners tokens use. "/" and ":" are left out so that a URL is cut
-# into its parts; a run must not start right after a word character (the look-behind is after the
-# first character so the engine can skip ahead).
-_RUN = re.compile(r"[A-Za-z0-9_.+~-](?<![A-Za-z0-9_.+~-].)[A-Za-z0-9_.+~-]*+(?:/[A-Za-z0-9_.+~-]++)*+=*+")
+# Token runs: letters, digits and the joiners tokens use. ":" is left out so that a URL is cut into its
+# parts; a run must not start right after a token character (the look-behind is after the first
+# character so the engine can skip ahead), and only runs as long as the shortest token are read, so
+# words and numbers never count against the budget.
+_LONG_RUN = re.compile(
+    r"[A-Za-z0-9_.+~-](?<![A-Za-z0-9_.+~-].)(?=[A-Za-z0-9_.+~/-]{%d})[A-Za-z0-9_.+~-]*+(?:/[A-Za-z0-9_.+~-]++)*+=*+"
+    % (_MIN_TOKEN - 1)
+)
 
 
 def _random_enough(body: str) -> bool:
@@ -358,16 +364,14 @@ def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: l
 
 
 def find_vendor_tokens(text: str) -> Iterator[Range]:
-    for run in _RUN.finditer(text):
-        if run.end() - run.start() < _MIN_TOKEN:
-            continue  # words and numbers: shorter than any token
+    for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS)
         if end:
             yield run.start(), run.start() + end
             continue
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
-        for inner in _INNER_START.finditer(value):
+        for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
             end = _token_at(value, inner.start() + 1, _DISTINCT, _DISTINCT_LENGTHS)
             if end:
                 yield run.start() + inner.start() + 1, run.start() + end
