@@ -123,6 +123,9 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
                            ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
                            ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+_DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
+                             "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
+                             "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -141,12 +144,15 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Z_][A-Z0-9_]*|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
     r"change_me|redacted|censored|_here)[a-z_-]*)"
 )
+# Words that mark a value as made up for documentation or tests, wherever they stand in it.
+_PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|fake|placeholder|changeme|change_me|notareal|not_a_real|"
+                               r"not-a-real|redacted|your_|your-|xxxx")
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
     "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
@@ -171,10 +177,10 @@ def _name_words(name: str) -> list[str]:
 
 def _name_strength(name: str, word: str) -> int:
     """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
-    only might (STRIPE_KEY, sort_key, toggl ACCESS); 0 otherwise. `word` is the credential word it ends in."""
+    only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in."""
     words = _name_words(name)
-    if not words:
-        return 0
+    if not words or "public" in words or "publishable" in words:
+        return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
     last = words[-1]
     if word in _STRONG_WORDS or word == "api_key":
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
@@ -183,6 +189,8 @@ def _name_strength(name: str, word: str) -> int:
         return 2 if len(words) > 1 or len(last) > 4 else 0
     if tuple(words[-2:]) in _ID_PAIRS:
         return 1
+    if _DATA_KEY_WORDS.intersection(words):
+        return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
     if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
                                                                                      "access", "auth", "client"}):
         return 2
@@ -195,14 +203,21 @@ def _mixed_random(value: str) -> bool:
     value = value[:_PROBE]
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
-    return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value) and not _worded(value)
-            and not _DATE_LIKE.search(value))
+    return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
+            and not _DATE_LIKE.search(value) and not _snake_identifier(value))
+
+
+def _snake_identifier(value: str) -> bool:
+    """Words and numbers joined by "_" or "-": "user_42_profile", "build-2024-final"."""
+    parts = _JOINED.split(value)
+    return len(parts) >= 2 and all(part.isalpha() or part.isdigit() for part in parts)
 
 
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 # A value is judged by its first characters: whole values are redacted however long, but a judgement
 # that read each one in full would cost a hostile text of long values quadratic time.
 _PROBE = 256
+_JOINED = re.compile(r"[_-]")
 
 
 def _worded(value: str) -> bool:
@@ -289,6 +304,8 @@ class _RunEnds:
 
 def _is_placeholder(value: str) -> bool:
     value = value[:_PROBE]
+    if _PLACEHOLDER_WORD.search(value.lower()):
+        return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len({c for c in value.lower() if c.isalnum()}) <= 1:
@@ -321,8 +338,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         end = start + len(value)
         if not value or _is_placeholder(value):
             continue
-        if value[0] in "-:" or _DATE_LIKE.fullmatch(value):
-            continue  # the next flag ("--query=x"), a symbol (":create"), a date
+        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:_PROBE]:
+            continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
+            # found by `_URL_USERINFO`)
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
         named = _name_before(text, ending.end())
         if named is None:

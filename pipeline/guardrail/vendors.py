@@ -317,10 +317,13 @@ def _random_enough(body: str) -> bool:
     return len(body) >= 20 and changes >= len(body) // 4
 
 
+_MADE_UP = re.compile(r"fake|dummy|notareal|not_a_real|xxxx")
+
+
 def is_placeholder_body(body: str) -> bool:
-    """`xxxx…`, `****`, or one character repeated: documentation, not a token."""
+    """`xxxx…`, `****`, one character repeated, or "Fake…": documentation, not a token."""
     chars = {c for c in body if c.isalnum()}
-    return len(chars) <= 1 or chars <= {"x", "X"}
+    return len(chars) <= 1 or chars <= {"x", "X"} or _MADE_UP.search(body.lower()) is not None
 
 
 def _match(run: str, fmt: Format) -> int:
