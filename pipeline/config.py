@@ -12,6 +12,7 @@ import re
 from importlib import resources
 from typing import Any, Literal
 
+import phonenumbers
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reqgate.pipeline.schemas import Category, Mode, TicketType
@@ -91,12 +92,27 @@ class Filters(Strict):
 
 # What the guardrail can redact; a misspelt kind would otherwise switch that detection off silently.
 PII_KINDS = ("email", "phone", "card", "iban", "aws_key", "github_token", "gitlab_token", "slack_token",
-             "anthropic_key", "openai_key", "google_key", "jwt", "private_key", "password")
+             "anthropic_key", "openai_key", "google_key", "jwt", "private_key", "password", "vendor_token",
+             "password_hash", "random_token")
+
+
+# Regions whose national phone formats (no "+") the guardrail recognises by default, tried in this order.
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CN", "IL", "PH", "TR", "AU")
 
 
 class PiiSettings(Strict):
     enabled: bool = True
     kinds: list[str]
+    # ISO 3166 regions whose national phone formats (no "+") are recognised, tried in this order.
+    phone_regions: list[str] = Field(default_factory=lambda: list(DEFAULT_PHONE_REGIONS))
+
+    @field_validator("phone_regions")
+    @classmethod
+    def _known_regions(cls, regions: list[str]) -> list[str]:
+        unknown = [region for region in regions if region not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(f"unknown phone region {', '.join(map(repr, unknown))}; use ISO 3166 codes such as 'US'")
+        return regions
 
     @field_validator("kinds")
     @classmethod

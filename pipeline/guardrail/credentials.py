@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.normalize import lower_aligned
+from reqgate.pipeline.guardrail.budget import MAX_NAMES, capped
 
 Range = tuple[int, int]
 
@@ -37,12 +38,18 @@ _ANTHROPIC = re.compile(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}")
 _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 _GOOGLE = re.compile(r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}(?![\w-])")
-_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
-# The body stops at the next "-----", so an unterminated block costs one pass, not one per header.
+_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]{10,}+(?:\.[A-Za-z0-9_-]*+)?")
+# Any armoured block but the public ones: "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE
+# KEY", "PGP PRIVATE KEY BLOCK", and headers without "PRIVATE" ("-----BEGIN OPENSSH KEY-----"). The body
+# may be wrapped as a JSON or Java string (literal "\n", quotes, "+" concatenation); it stops at the
+# next "-----", so an unterminated block costs one pass, not one per header.
 _PEM = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.()]|-(?!----))*+"
-    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----)?"
+    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----(?:[A-Za-z0-9+/=\s:,.()\\\"'`_]|-(?!----))*+"
+    r"(?:-----END [A-Z0-9 ]{1,40}-----)?"
 )
+_PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
+_PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
+                  "EC PARAMETERS")
 
 
 def find_aws(text: str) -> Iterator[Range]:
@@ -85,71 +92,149 @@ def find_jwt(text: str) -> Iterator[Range]:
 
 def find_private_keys(text: str) -> Iterator[Range]:
     for match in _PEM.finditer(text):
+        if any(word in match.group("label") for word in _PUBLIC_ARMOUR):
+            continue
         start, end = match.span()
-        while end > start and text[end - 1].isspace():
+        # Leave the closing quote, concatenation or spaces of the string the block sat in.
+        while end > start and (text[end - 1].isspace() or text[end - 1] in "\"'`+,\\"):
             end -= 1
-        yield start, end
+        body = text[match.end("label") + 5:end]
+        if match.group("label").startswith("END"):
+            continue
+        if sum(c.isalnum() for c in body) >= 40 and not _PLACEHOLDER_BODY.search(body):
+            yield start, end
 
 
 # ---- values given to credential names --------------------------------------------------------------
 
-# A name ending in one of these words names a credential: DB_PASSWORD, clientSecret, X-Api-Key.
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey",
-                           "credential", "credentials", "pass"})
+# The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
+# dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
+_NAME_END = re.compile(
+    r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client_id|"
+    r"tenant_id|clientid|tenantid|pat|login)"
+    r"(?![a-z0-9])"
+)
+# Credential words read alone as prose or as a field type; after them a value must look machine-made.
+_STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
+                           "pword", "secret", "token", "apikey", "credential", "credentials", "creds"})
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
-                           ("client", "key"), ("license", "key")})
-# A credential name ends in one of these words and is followed by `=` or `:`; the rest of the name is
-# read backwards from the word. Matched on the lower-cased copy.
-_NAME_END = re.compile(
-    r"(?:password|passwd|passphrase|pass|pwd|secret|token|apikey|key|credentials|credential)"
-    r"(?P<quote>[\"']?)(?P<gap>[ \t]*[:=][ \t]*)"
-)
+                           ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
+                           ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
+                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+_DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
+                             "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
+                             "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
+# Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
+_ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
+# Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
 _NAME_MAX = 80
-# The value is matched apart from the name so that a value is never consumed before it can be read
-# as a name: in "https://host/export?api_key=x" the scan must still reach "api_key".
-_VALUE = re.compile(r"([\"'`])([^\"'`\n]{1,200})\1|[^\s\"'`,;&<]{1,200}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORD_SPLIT = re.compile(r"[_.-]+")
-# Values that stand for a secret without being one: masks, templates, env references, type names.
-_PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?|\$[A-Z_][A-Z0-9_]*|\{\{.*\}\}|%\(\w+\)s|%s|\[[^\]]*\]|\(\w+\)|"
-    r"%\w+%|(?i:env(?:ironment)?[:.][\w.]+)"
+_WORD_SPLIT = re.compile(r"[_.\-\s]+")
+
+# Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, a function's argument list `('X', '…')`,
+# XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header). Matched on the lower-cased copy.
+_GAP = re.compile(
+    r"(?P<close>[\"'\]>)]{0,2})"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?"
 )
+_QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
+_ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
+_BARE = re.compile(r"[^\s\"'`,;&<>]++")
+_PLACEHOLDER = re.compile(
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
+    r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
+    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
+    r"change_me|redacted|censored|_here)[a-z_-]*)"
+)
+# Words that mark a value as made up for documentation or tests, wherever they stand in it.
+_PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|fake|placeholder|changeme|change_me|notareal|not_a_real|"
+                               r"not-a-real|redacted|your_|your-|xxxx")
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
     "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
     "string", "str", "text", "int", "integer", "number", "bool", "boolean", "jwt", "oauth", "oauth2",
     "bearer", "sso", "saml", "ldap", "bcrypt", "argon2", "sha256", "hashed", "encrypted", "plaintext",
     "unique", "min", "max", "see", "below", "above", "same", "unchanged", "default", "generated", "random",
-    "rotated", "expired", "invalid", "valid", "missing", "set", "unset"
+    "rotated", "expired", "invalid", "valid", "missing", "set", "unset", "undefined", "object", "function",
+    "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
+    "dict", "map", "array", "optional", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
+    "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "none", "off", "on",
 })
+_PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
 _VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])")
 _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
-_PATH = re.compile(r"[~/]|[A-Za-z]:\\")
 
 
-def _name_strength(name: str) -> int:
-    """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key); 1 when it only might
-    (STRIPE_KEY, but also sort_key); 0 otherwise."""
-    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
-    if not words:
-        return 0
-    # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
-    if words[-1] in _SECRET_WORDS and (words[-1] != "pass" or len(words) > 1) or tuple(words[-2:]) in _SECRET_PAIRS:
+def _name_words(name: str) -> list[str]:
+    return [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
+
+
+def _name_strength(name: str, word: str) -> int:
+    """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
+    only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in."""
+    words = _name_words(name)
+    if not words or "public" in words or "publishable" in words:
+        return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
+    last = words[-1]
+    if word in _STRONG_WORDS or word == "api_key":
+        # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
-    return 1 if words[-1] == "key" and len(words) > 1 else 0
+    if word == "pass":
+        return 2 if len(words) > 1 or len(last) > 4 else 0
+    if tuple(words[-2:]) in _ID_PAIRS:
+        return 1
+    if _DATA_KEY_WORDS.intersection(words):
+        return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
+    if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
+                                                                                     "access", "auth", "client"}):
+        return 2
+    return 1
 
 
 def _mixed_random(value: str) -> bool:
-    """Machine-made shape: long, with capitals, small letters and digits ("rk_live_51AbCdEf0123")."""
-    return (len(value) >= 12 and any(c.isupper() for c in value) and any(c.islower() for c in value)
-            and any(c.isdigit() for c in value))
+    """Machine-made shape: long, with letters and digits; not words with a number ("user_42_profile"),
+    a path or a date ("SK#2024-05-01")."""
+    value = value[:_PROBE]
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
+            and not _DATE_LIKE.search(value) and not _snake_identifier(value))
+
+
+def _snake_identifier(value: str) -> bool:
+    """Words and numbers joined by "_" or "-": "user_42_profile", "build-2024-final"."""
+    parts = _JOINED.split(value)
+    return len(parts) >= 2 and all(part.isalpha() or part.isdigit() for part in parts)
+
+
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+# A value is judged by its first characters: whole values are redacted however long, but a judgement
+# that read each one in full would cost a hostile text of long values quadratic time.
+_PROBE = 256
+_JOINED = re.compile(r"[_-]")
+
+
+def _worded(value: str) -> bool:
+    """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception"."""
+    value = value[:_PROBE]
+    return sum(len(m.group()) for m in _WORD.finditer(value)) > len(value) * 0.45
+
+
+def _long_random_word(value: str) -> bool:
+    """A long run of letters and digits, many distinct, not made of words."""
+    value = value[:_PROBE]
+    return len(value) >= 16 and value.isalnum() and len(set(value)) >= 10 and not _worded(value)
 
 
 def _looks_random(value: str) -> bool:
     """Strong-password shape: long, letters and digits, plus capitals or symbols."""
+    value = value[:_PROBE]
     has_letter = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     extra = any(c.isupper() for c in value) or any(not c.isalnum() for c in value)
@@ -160,7 +245,7 @@ def _trim(value: str) -> str:
     """Drop sentence punctuation and closing brackets the value did not open."""
     while value:
         last = value[-1]
-        if last in ".:" or (last in ")]}" and "([{"[")]}".index(last)] not in value):
+        if last in ".:)]}" and not (last in ")]}" and "([{"[")]}".index(last)] in value):
             value = value[:-1]
         else:
             break
@@ -173,9 +258,11 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
         return True
     if not _VALUE_END.match(text, end):
         return False  # more words follow: "Password: must contain a digit"
-    line_start = text.rfind("\n", 0, name_start) + 1
+    # Bounded look-back: the lead of a config line is short, and a text of many names must stay linear.
+    floor = max(0, name_start - 200)
+    line_start = text.rfind("\n", floor, name_start) + 1 or floor
     if _LINE_LEAD.fullmatch(text, line_start, name_start) and len(value) >= 4:
-        return True  # a config line such as "  password: changeme"
+        return True  # a config line such as "  password: hunter22"
     return len(value) >= 6 and (
         any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
         or any(c.isupper() for c in value[1:])
@@ -197,51 +284,209 @@ def _name_before(text: str, end: int) -> tuple[str, int] | None:
     return text[start:end], start
 
 
+class _RunEnds:
+    """End of the run a pattern matches from a position, remembered so that names packed into one long
+    value ("password=password=password=…") scan it once, not once per name."""
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self._pattern, self._text = pattern, text
+        self._start = self._end = -1
+
+    def match(self, position: int) -> int:
+        if self._start <= position < self._end:
+            return self._end
+        found = self._pattern.match(self._text, position)
+        if found is None:
+            return position
+        self._start, self._end = position, found.end()
+        return self._end
+
+
+def _is_placeholder(value: str) -> bool:
+    value = value[:_PROBE]
+    if _PLACEHOLDER_WORD.search(value.lower()):
+        return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
+    if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
+        return True
+    if len({c for c in value.lower() if c.isalnum()}) <= 1:
+        return True  # "xxxxxx", "000000", "******"
+    return "[REDACTED:" in value or "[REMOVED:" in value
+
+
 def find_named_values(text: str) -> Iterator[Range]:
-    for ending in _NAME_END.finditer(lower_aligned(text)):
-        named = _name_before(text, ending.start("quote"))
+    lowered = lower_aligned(text)
+    bare = _RunEnds(_BARE, text)
+    covered = 0
+    for ending in capped(_NAME_END.finditer(lowered), MAX_NAMES):
+        if ending.start() < covered:
+            continue  # inside a value already taken
+        gap = _GAP.match(lowered, ending.end())
+        assert gap is not None  # every part of the gap is optional
+        separator = gap.group("sep")
+        value_start = gap.end()
+        if value_start >= len(text):
+            continue
+        quoted_match = _QUOTED.match(text, value_start)
+        if quoted_match is not None:
+            group = quoted_match.lastgroup or "v1"
+            value, start = quoted_match.group(group), quoted_match.start(group)
+        elif gap.group("close") == ">" and (element := _ELEMENT_TEXT.match(text, value_start)) is not None:
+            start, value = value_start, element.group().rstrip()  # <password>Tr0ub4dor&3</password>
+        else:
+            start = value_start
+            value = _trim(text[start:bare.match(start)])
+        end = start + len(value)
+        if not value or _is_placeholder(value):
+            continue
+        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:_PROBE]:
+            continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
+            # found by `_URL_USERINFO`)
+        # The name is read only for a value worth a look: prose repeats "password" and "key" often.
+        named = _name_before(text, ending.end())
         if named is None:
             continue
         name, name_start = named
-        strength = _name_strength(name)
+        strength = _name_strength(name, ending.group())
         if not strength:
             continue
-        found = _VALUE.match(text, ending.end())
-        if found is None:
-            continue
-        quoted = found.group(2) is not None
-        value = found.group(2) if quoted else _trim(found.group())
-        start = found.start(2) if quoted else found.start()
-        end = start + len(value)
-        if not value or _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
-            continue
-        if "[REDACTED:" in value or "[REMOVED:" in value:
-            continue  # masked already; masking again would swallow the placeholders around it
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
-        if strength == 1:
-            if _mixed_random(value):
-                yield start, end
+        if not separator and not gap.group("close") and not gap.group("attr"):
+            continue  # glued on: "access$300(Foo.java:69)", "token-2.2.0.jar"
+        spaced_only = not separator.strip() and not gap.group("close") and not gap.group("attr")
+        if separator in ("-", "."):
+            # "prospect-secret-5f4dcc3b…", "signupgeniusPRIVATE.53e2…": a name joined to its value. A weak
+            # word ("access", "key") only counts written in capitals, as in "holidayapiKEY-…".
+            word = text[ending.start():ending.end()]
+            if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
+                    and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
+                covered = start + len(value)
+                yield start, start + len(value)
             continue
-        # `password=x` and quoted values are code or config; spaced ones may be a sentence.
-        tight = len(ending.group("gap")) == 1
-        if quoted or tight or _prose_value_ok(text, name_start, value, end):
-            yield start, end
+        if "\n" in separator or spaced_only or separator.strip() in (",", "("):
+            if _CODE_REFERENCE.search(value):
+                continue
+            # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
+            # when it looks machine-made.
+            if not (_mixed_random(value) or quoted_match is not None and _looks_random(value)
+                    or _long_random_word(value) or value.isdigit() and len(value) >= 16):
+                continue
+            if strength == 1 and len(value) < 16:
+                continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
+            if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
+                continue
+        elif strength == 1:
+            if not (_mixed_random(value) or _UUID.fullmatch(value) or _long_random_word(value)
+                    or value.isdigit() and len(value) >= 16):
+                continue
+        elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
+            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config.
+            if not _prose_value_ok(text, name_start, value, end):
+                continue
+        elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
+            continue
+        if _PATH.match(value) and not _mixed_random(value.rsplit("/", 1)[-1]):
+            continue  # --credentials=/tmp/xyz/credentials is a file, not its content
+        covered = end
+        yield start, end
 
 
-_BEARER = re.compile(r"(?:bearer|basic)[ \t]+([a-z0-9._~+/=-]{16,})")
-# Credentials in a URL: scheme://user:password@host
-_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/@]{1,200}+)@")
+# Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
+_CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
+_DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+# ---- other credential syntaxes ---------------------------------------------------------------------
+
+# `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
+_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
+# Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
+_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
+# `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?[^\s:\"']{1,100}+:([^\s\"']{1,300}+)")
+_CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
-    for match in _BEARER.finditer(lower_aligned(text)):
+    yield from find_name_value_lines(text)
+    yield from find_telegram(text)
+    lowered = lower_aligned(text)
+    for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
+        value = match.group(1)
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and any(
-            c.isdigit() for c in match.group(1)
-        ):
+            c.isdigit() for c in value
+        ) and not _is_placeholder(text[match.start(1):match.end(1)]):
+            yield match.span(1)
+    for match in _AUTH_HEADER.finditer(lowered):
+        if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in _URL_USERINFO.finditer(text):
-        if not _PLACEHOLDER.fullmatch(match.group(1)):
+        password = match.group(1)
+        user_start = match.start() + 3
+        user = text[user_start:match.start(1) - 1]
+        if _mixed_random(user) and len(user) >= 20:
+            yield user_start, match.start(1) - 1  # a token given as the user: "https://<token>:x-oauth-basic@"
+        # The host follows the last "@"; a "@" before it belongs to the password.
+        end = match.start(1) + len(password)
+        if not _is_placeholder(password):
+            yield match.start(1), end
+    for pattern in (_CLI_USER, _CLI_PASSWORD):
+        for match in pattern.finditer(text):
+            if not _is_placeholder(match.group(1)):
+                yield match.span(1)
+
+
+# Telegram bot token: the bot id, a colon and 35 url-safe characters.
+_TELEGRAM = re.compile(r":(?<=\d:)([A-Za-z0-9_-]{35})(?![\w-])")
+_BOT_ID = re.compile(r"(?<![\w])\d{8,10}$")
+# A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
+# shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
+_NAME_VALUE_LINE = re.compile(
+    r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)[ \t]*[:=]?[ \t]*[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
+    re.MULTILINE,
+)
+_HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
+_DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
+                           "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",
+                           "tag", "branch", "image", "container", "node", "task", "job", "run", "trace", "span",
+                           "request", "session", "object", "etag", "oid", "parent", "tree", "head", "merge",
+                           "at", "from", "to", "in", "is", "and", "or", "the", "see", "file", "path", "url"})
+
+
+def find_name_value_lines(text: str) -> Iterator[Range]:
+    for match in _NAME_VALUE_LINE.finditer(text):
+        name, value = match.group(1), match.group(2)
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
+            continue
+        letters = sum(c.isalpha() for c in value)
+        digits = sum(c.isdigit() for c in value)
+        if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
+                and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
+            yield match.span(2)
+
+
+def find_telegram(text: str) -> Iterator[Range]:
+    for match in _TELEGRAM.finditer(text):
+        if _BOT_ID.search(text, max(0, match.start() - 11), match.start()) and _mixed_random(match.group(1)):
             yield match.span(1)
+
+
+# ---- password hashes -------------------------------------------------------------------------------
+
+_HASHES = (
+    re.compile(r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}"),  # bcrypt
+    re.compile(r"\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}+\$[A-Za-z0-9+/]{16,}+"),
+    re.compile(r"\$(?:1|5|6|8|9|md5|apr1|sha1|y|gy|7)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{20,}+"),
+    re.compile(r"\$(?:scrypt|pbkdf2(?:-sha\d+)?)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=]{8,}+(?:\$[A-Za-z0-9./+=]{8,}+)?"),
+    re.compile(r"(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt)\$[^\s$]{1,100}+\$[A-Za-z0-9./+=$]{16,}+"),
+    re.compile(r"\$krb5(?:asrep|tgs|pa)\$\d+\$[^\s$]{1,200}+\$[0-9a-f$]{32,}+"),  # Kerberos AS-REP / TGS
+    re.compile(r"\{(?:SSHA|SSHA256|SSHA512|SHA|SMD5|CRYPT|PBKDF2[-\w]*)\}[A-Za-z0-9./+=$]{16,}+"),
+)
+
+
+def find_password_hashes(text: str) -> Iterator[Range]:
+    for pattern in _HASHES:
+        yield from _spans(pattern, text)

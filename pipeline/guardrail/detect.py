@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from reqgate.pipeline.guardrail import credentials, pii
+from reqgate.pipeline.guardrail import credentials, entropy, pii, vendors
 
 PII_CHECK = "guardrail.pii"
 SECRET_CHECK = "guardrail.secret"
@@ -37,8 +37,13 @@ KINDS: tuple[Kind, ...] = (
     Kind("slack_token", SECRET_CHECK, "Slack token", "Slack tokens", credentials.find_slack),
     Kind("google_key", SECRET_CHECK, "Google API key", "Google API keys", credentials.find_google),
     Kind("aws_key", SECRET_CHECK, "AWS credential", "AWS credentials", credentials.find_aws),
+    Kind("vendor_token", SECRET_CHECK, "API token", "API tokens", vendors.find_vendor_tokens),
+    Kind("password_hash", SECRET_CHECK, "password hash", "password hashes", credentials.find_password_hashes),
     Kind("password", SECRET_CHECK, "password or secret value", "password or secret values",
          credentials.find_passwords),
+    # Bare random tokens are looked for outside URLs: a URL's path and query are full of ids.
+    Kind("random_token", SECRET_CHECK, "random-looking token", "random-looking tokens",
+         entropy.find_random_tokens, True),
     Kind("card", PII_CHECK, "payment card number", "payment card numbers", pii.find_cards, True),
     Kind("iban", PII_CHECK, "IBAN", "IBANs", pii.find_ibans, True),
     Kind("email", PII_CHECK, "email address", "email addresses", pii.find_emails),
@@ -86,8 +91,9 @@ def _url_ranges(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def detect(text: str, kinds: Collection[str]) -> list[Hit]:
-    """Non-overlapping hits of the named kinds, in text order. Unknown kind names are ignored."""
+def detect(text: str, kinds: Collection[str], phone_regions: Sequence[str] = pii.DEFAULT_PHONE_REGIONS) -> list[Hit]:
+    """Non-overlapping hits of the named kinds, in text order. Unknown kind names are ignored.
+    `phone_regions` are the regions whose national phone formats are recognised."""
     if not text:
         return []
     urls: list[tuple[int, int]] | None = None
@@ -95,7 +101,8 @@ def detect(text: str, kinds: Collection[str]) -> list[Hit]:
     for kind in KINDS:
         if kind.name not in kinds:
             continue
-        for start, end in kind.find(text):
+        found = pii.find_phones(text, phone_regions) if kind.name == "phone" else kind.find(text)
+        for start, end in found:
             if end <= start:
                 continue
             if kind.outside_urls:

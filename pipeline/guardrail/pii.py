@@ -10,17 +10,32 @@ Each finder yields `(start, end)` of the value. Two rules keep them fast and saf
 from __future__ import annotations
 
 import re
-import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
+import phonenumbers
+
+from reqgate.pipeline.config import DEFAULT_PHONE_REGIONS
+from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_PHONE_PARSES, capped
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 
 Range = tuple[int, int]
 
 # ---- email -----------------------------------------------------------------------------------------
 
-_LOCAL_CHARS = frozenset(string.ascii_letters + string.digits + "._%+-")
-_DOMAIN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![\w-])")
+_LOCAL_PUNCTUATION = frozenset("._%+-")
+# Top-level domains beyond the two-letter country codes; "obj@module.attr" in code ends in none of them.
+_GENERIC_TLDS = frozenset({
+    "com", "org", "net", "edu", "gov", "mil", "int", "info", "biz", "name", "pro", "mobi", "aero", "coop",
+    "museum", "io", "ai", "app", "dev", "cloud", "tech", "online", "site", "website", "xyz", "email", "mail",
+    "company", "co", "me", "tv", "digital", "group", "global", "solutions", "services", "systems", "software",
+    "agency", "network", "works", "studio", "design", "media", "news", "blog", "shop", "store", "page", "space",
+    "live", "life", "world", "today", "center", "consulting", "eu", "asia", "local", "localhost", "test",
+    "example", "invalid", "lan", "corp", "internal", "home", "team", "expert", "academy", "health", "bank",
+    "insurance", "law", "legal", "finance", "capital", "ventures", "partners", "tools", "engineering", "inc",
+    "llc", "ltd", "gmbh", "berlin", "london", "nyc", "paris", "tokyo", "amsterdam", "swiss", "africa",
+})
+# Labels of letters (any script), digits and inner hyphens; the top level is letters or punycode.
+_DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.){1,10}(xn--[a-z0-9-]{1,59}|[^\W\d_]{2,24})(?![\w-])")
 # "icon@2x.png" is an asset name, not an address.
 _FILE_EXTENSIONS = frozenset({
     "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "pdf", "js", "mjs", "ts",
@@ -28,29 +43,38 @@ _FILE_EXTENSIONS = frozenset({
     "tar", "py", "rb", "go", "rs", "java", "kt", "swift", "mp4", "mov", "mp3", "wav", "woff", "woff2",
     "ttf", "otf"
 })
-# "postgres://app:secret@db.internal" holds a password and a host, not an address; neither does the
+# "postgres://app:secret@db.internal" (or "app:p@ss@db") holds a password and a host, not an address;
+# neither does the
 # "git@github.com:org/repo.git" of an SSH remote.
-_URL_USER_BEFORE = re.compile(r"://[^\s/@]{0,100}:$")
+_URL_USER_BEFORE = re.compile(r"://[^\s/]{0,300}$")
 _SSH_PATH_AFTER = re.compile(r":[\w~/.-]")
+
+
+def _plausible_tld(tld: str) -> bool:
+    if tld in _FILE_EXTENSIONS:
+        return False
+    return len(tld) == 2 or tld.startswith("xn--") or not tld.isascii() or tld in _GENERIC_TLDS
 
 
 def find_emails(text: str) -> Iterator[Range]:
     """Addresses found from each "@": the local part is read backwards (at most 64 characters), the
     domain forwards."""
     at = text.find("@")
-    while at != -1:
+    for _ in range(MAX_CANDIDATES):
+        if at == -1:
+            break
         start = at
-        while start > 0 and at - start < 64 and text[start - 1] in _LOCAL_CHARS:
+        while start > 0 and at - start < 64 and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCTUATION):
             start -= 1
         before = text[start - 1] if start else ""
         domain = _DOMAIN.match(text, at + 1)
         if (
             domain is not None
             and start < at
-            and text[start].isascii() and text[start].isalnum()
-            and not (before in _LOCAL_CHARS or before.isalnum() or before == "_")
-            and domain.group(1).lower() not in _FILE_EXTENSIONS
-            and not (before == ":" and _URL_USER_BEFORE.search(text, max(0, start - 130), start))
+            and text[start].isalnum()
+            and not (before in _LOCAL_PUNCTUATION or before.isalnum() or before == "_")
+            and _plausible_tld(domain.group(1).lower())
+            and not _URL_USER_BEFORE.search(text, max(0, start - 300), start)
             and not _SSH_PATH_AFTER.match(text, domain.end())
         ):
             yield start, domain.end()
@@ -59,53 +83,134 @@ def find_emails(text: str) -> Iterator[Range]:
 
 # ---- phone -----------------------------------------------------------------------------------------
 
-# A number must not continue into a version, a date or a time: "1.2.3", "2024-05-01", "10:30".
-_NOT_CONTINUED = r"(?![\w-]|[./:]\d)"
-_PHONE_PATTERNS = (
-    # International: "+44 20 7946 0958", "+1 (555) 123-4567", "+4930123456".
-    re.compile(r"\+(?<![\w+]\+)\(?\d(?:\)?[ .-]?\(?\d){6,14}" + _NOT_CONTINUED),
-    # North American: "(555) 123-4567", "555-123-4567", "555.123.4567"; area codes never start with 0 or 1.
-    re.compile(r"[2-9](?<![\w.+/:-][2-9])\d{2}[ .-]\d{3}[ .-]\d{4}" + _NOT_CONTINUED),
-    re.compile(r"\((?<![\w.+/:-]\()[2-9]\d{2}\)[ .-]?\d{3}[ .-]\d{4}" + _NOT_CONTINUED),
-    # National trunk prefix: "030 1234567", "06 12 34 56 78", "020 7946 0958", "030/123456"; not the
-    # "00.000-0700" of a timestamp.
-    re.compile(r"0(?<![\w.+/:-]0)\d{1,4}(?:[ /.-]\d{2,8}+){1,4}" + _NOT_CONTINUED),
+# A stretch of digits and phone separators; the look-behind after the first character keeps a number
+# that continues a word, a version or a path out ("v1.2.3", "build-2024", "/api/123").
+# A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
+_PHONE_CANDIDATE = re.compile(r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+(0-9])[0-9 ()./-]{5,24}+")
+# Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
+_PHONE_WORDS = re.compile(
+    r"(?:phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
+    r"telefon|teléfono|telefono|téléphone|telepono|numero|número|cep|gsm|handy|portable|móvil|celular|"
+    r"\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f)(?:[^\n]{0,20}|\n[ \t]*)$"
 )
-# Any digit string right after a phone word: "phone: 5551234567", "Call me at 555 1234". Matched on the
-# lower-cased copy; the word must start a word, which is checked apart.
-_AFTER_PHONE_WORD = re.compile(
-    r"(?:telephone|phone|tel|mobile|cell|fax|whatsapp|sms|call me at|text me at)"
-    r"(?:[ \t]*(?:number|no\.?|#))?[ \t]*:?[ \t]*(\+?\d(?:[ .()-]?\d){6,14})" + _NOT_CONTINUED
+_DATE_OR_TIME = re.compile(
+    r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}:\d{2}|\d{4}-\d{2})(?!\d)"
 )
-_DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
+_PHONE_GROUP = re.compile(r"[ ()./-]+")
+# Dots as phone separators: "555.123.4567", "06.12.34.56.78".
+_DOTTED_PHONE = re.compile(r"\(?\d{2,4}\)?(?:\.\d{2,4}){2,4}")
+_DOTTED = re.compile(r"\d{1,3}(?:\.\d{1,3}){2,}")  # versions and IP addresses
+_CODE_SPANS = (re.compile(r"```.*?(?:```|$)", re.DOTALL), re.compile(r"\{(?:code|noformat)[^}]{0,200}\}.*?(?:\{(?:code|noformat)\}|$)", re.DOTALL),
+               re.compile(r"`[^`\n]{1,500}`"))
 
 
-def _phone_ok(value: str) -> bool:
+def _code_ranges(text: str) -> list[Range]:
+    if "`" not in text and "{code" not in text and "{noformat" not in text:
+        return []
+    ranges = []
+    for pattern in _CODE_SPANS:
+        ranges += [m.span() for m in pattern.finditer(text)]
+    return ranges
+
+
+def _in_table_cell(text: str, start: int, end: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start:line_end if line_end != -1 else len(text)]
+    return line.count("|") >= 2
+
+
+def _phone_layer(text: str, lowered: str, start: int, end: int) -> bool:
+    """Whether the digits at `[start, end)` may be a phone number here: written with a "+", with
+    separators, or announced by a word; never a date, a time, a version or an address."""
+    value = text[start:end]
+    if _DATE_OR_TIME.search(value) or _DOTTED.fullmatch(value):
+        return False
     digits = sum(c.isdigit() for c in value)
-    if value.startswith("+"):
-        ok = 8 <= digits <= 15
-    elif value.startswith("0"):
-        ok = 9 <= digits <= 13
-    else:
-        ok = 7 <= digits <= 15
-    return ok and not _DATE.fullmatch(value)
+    if not 7 <= digits <= 15:
+        return False
+    announced = _PHONE_WORDS.search(lowered, max(0, start - 40), start) is not None
+    if len({c for c in value if c.isdigit()}) < 3:
+        return False  # "00-00 00-00", "1111111"
+    if "." in value and not _DOTTED_PHONE.fullmatch(value.lstrip("+")):
+        return False  # "3.0.2.201105022257", "2.188338", "127.0.0.1": versions, measures, addresses
+    if " -" in value or "- " in value:
+        return False  # "2015 -0700", "127.0.0.2 - 8020"
+    if value.startswith("+") or announced:
+        return True
+    # Bare digit runs are ids, amounts and timestamps unless a word says otherwise.
+    groups = [g for g in _PHONE_GROUP.split(value) if g]
+    if len(groups) < 2 or digits < 9 or _in_table_cell(text, start, end):
+        return False
+    if sum(len(g) == 1 for g in groups) > 1:
+        return False  # "1 2 3 4 5 6"
+    if "(" not in value and (("-" in value) + (" " in value) + ("/" in value)) > 1:
+        return False  # mixed separators: stats and tables rather than a written number
+    if len(groups) == 2 and not (value.startswith("0") and digits >= 9):
+        return False  # "31000-32000", "201204171523-7": ranges and build ids
+    return True
 
 
-def find_phones(text: str) -> Iterator[Range]:
-    for pattern in _PHONE_PATTERNS:
-        for match in pattern.finditer(text):
-            if _phone_ok(match.group()):
-                yield match.span()
-    for match in _AFTER_PHONE_WORD.finditer(lower_aligned(text)):
-        start = match.start()
-        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) and _phone_ok(match.group(1)):
-            yield match.span(1)
+# Windows already read by `phonenumbers`, with what it found: a ticket repeats its numbers, and a
+# process sees the same signatures again and again.
+_PARSED: dict[tuple[str, tuple[str, ...], bool], tuple[Range, ...]] = {}
+_PARSED_MAX = 4096
+
+
+def _parse_window(window: str, regions: tuple[str, ...], announced: bool) -> tuple[Range, ...]:
+    """Offsets of the numbers `phonenumbers` finds in `window`. A number with "+" or a phone word need
+    only have a possible length; any other must be valid in one of the regions and grouped as that
+    region writes it ("100-200-3000" is no number anywhere)."""
+    leniency = phonenumbers.Leniency.POSSIBLE if announced else phonenumbers.Leniency.STRICT_GROUPING
+    for region in (None, *regions) if window.startswith("+") else regions:
+        found = tuple((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(window, region or "ZZ", leniency=leniency))
+        if found:
+            return found
+    return ()
+
+
+def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> Iterator[Range]:
+    """Numbers that `phonenumbers` reads for one of `regions` (or for the country their "+" names), behind
+    `_phone_layer`. Past `MAX_PHONE_PARSES` distinct candidates in one text, the layer alone decides."""
+    lowered = lower_aligned(text)
+    code = None
+    parses = 0
+    region_key = tuple(regions)
+    for candidate in capped(_PHONE_CANDIDATE.finditer(text)):
+        start, end = candidate.span()
+        while end > start and not text[end - 1].isdigit():
+            end -= 1
+        if sum(c.isdigit() for c in text[start:end]) < 7:
+            continue
+        if code is None:
+            code = _code_ranges(text)
+        if any(s <= start < e for s, e in code):
+            continue
+        window = text[start:end]
+        announced = window.startswith("+") or _PHONE_WORDS.search(lowered, max(0, start - 40), start) is not None
+        key = (window, region_key, announced)
+        parsed = _PARSED.get(key)
+        if parsed is None and parses < MAX_PHONE_PARSES:
+            parses += 1
+            parsed = _parse_window(*key)
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            _PARSED[key] = parsed
+        # Past the budget a hostile text gets the layer's word alone: better a number too many redacted.
+        found = [(start, end)] if parsed is None else [(start + s, start + e) for s, e in parsed]
+        for hit_start, hit_end in found:
+            if _phone_layer(text, lowered, hit_start, hit_end):
+                yield hit_start, hit_end
 
 
 # ---- payment card ----------------------------------------------------------------------------------
 
-_CARD = re.compile(r"[2-6](?<![\w+-][2-6])\d{3}(?:[ -]?\d){9,15}(?![\w-])")
+# 12 to 19 digits, compact or grouped by spaces or dashes; the look-behind after the first digit keeps
+# numbers that continue an id or a version out.
+_CARD = re.compile(r"[1-9](?<![\w+.-][1-9])\d{3}(?:[ -]?\d){8,15}(?![\w-])")
 _CARD_GROUP = re.compile(r"[ -]")
+_CARD_WORDS = re.compile(r"(?:card|credit|debit|visa|mastercard|amex|maestro|jcb|diners|discover|unionpay|pan|cc|"
+                         r"karte|carte|tarjeta|carta|kaart)[^\n]{0,30}$")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -118,29 +223,53 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _issuer_length_ok(digits: str) -> bool:
-    """Whether the number's prefix belongs to a card scheme issuing that length (Luhn alone passes 1 in 10)."""
-    length = len(digits)
-    p2, p3, p4 = int(digits[:2]), int(digits[:3]), int(digits[:4])
-    if digits[0] == "4":
-        return length in (13, 16, 19)  # Visa
-    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:
-        return length == 16  # Mastercard
-    if p2 in (34, 37):
-        return length == 15  # American Express
-    if p2 in (36, 38, 39) or 300 <= p3 <= 305:
-        return length in (14, 16, 19)  # Diners Club
-    if 3528 <= p4 <= 3589:
-        return 16 <= length <= 19  # JCB
-    if digits[0] == "6":
-        return 16 <= length <= 19  # Discover, UnionPay, Maestro
-    if p2 in (50, 56, 57, 58):
-        return 13 <= length <= 19  # Maestro
-    return False
+# Issuer ranges (IIN prefixes) with the lengths each scheme issues and the length most of its cards
+# have. A number of an unusual length for its scheme is only a card when a word says so: 18-digit ids
+# pass Luhn one time in ten.
+_ISSUERS: tuple[tuple[str, int, int, frozenset[int], int], ...] = (
+    # (scheme, lowest prefix, highest prefix, lengths, usual length); prefixes compared on their own width
+    ("Visa", 4, 4, frozenset({13, 16, 19}), 16),
+    ("Mastercard", 51, 55, frozenset({16}), 16),
+    ("Mastercard", 2221, 2720, frozenset({16}), 16),
+    ("American Express", 34, 34, frozenset({15}), 15),
+    ("American Express", 37, 37, frozenset({15}), 15),
+    ("Diners Club", 300, 305, frozenset({14, 16, 19}), 14),
+    ("Diners Club", 36, 36, frozenset({14, 16, 19}), 14),
+    ("Diners Club", 38, 39, frozenset({14, 16, 19}), 16),
+    ("JCB", 3528, 3589, frozenset({15, 16, 17, 18, 19}), 16),
+    ("JCB", 2131, 2131, frozenset({15}), 15),
+    ("JCB", 1800, 1800, frozenset({15}), 15),
+    ("UATP", 1, 1, frozenset({15}), 15),
+    ("Mir", 2200, 2204, frozenset({16, 17, 18, 19}), 16),
+    ("Discover", 6011, 6011, frozenset({16, 17, 18, 19}), 16),
+    ("Discover", 644, 649, frozenset({16, 17, 18, 19}), 16),
+    ("Discover", 65, 65, frozenset({16, 17, 18, 19}), 16),
+    ("UnionPay", 62, 62, frozenset({16, 17, 18, 19}), 16),
+    ("RuPay", 60, 60, frozenset({16}), 16),
+    ("RuPay", 81, 82, frozenset({16}), 16),
+    ("Troy", 9792, 9792, frozenset({16}), 16),
+    ("Verve", 506099, 506198, frozenset({16, 18, 19}), 16),
+    ("Dankort", 5019, 5019, frozenset({16}), 16),
+    ("InstaPayment", 637, 639, frozenset({16}), 16),
+    ("Maestro", 50, 50, frozenset(range(12, 20)), 16),
+    ("Maestro", 56, 69, frozenset(range(12, 20)), 16),
+)
+
+
+def card_scheme(digits: str) -> tuple[bool, bool]:
+    """(issued: some scheme issues this prefix at this length, usual: at its most common length)."""
+    issued = usual = False
+    for _, low, high, lengths, common in _ISSUERS:
+        width = len(str(low))
+        if low <= int(digits[:width]) <= high and len(digits) in lengths:
+            issued = True
+            usual = usual or len(digits) == common
+    return issued, usual
 
 
 def find_cards(text: str) -> Iterator[Range]:
-    for match in _CARD.finditer(text):
+    lowered = None
+    for match in capped(_CARD.finditer(text)):
         value = match.group()
         separators = set(_CARD_GROUP.findall(value))
         if len(separators) > 1:
@@ -148,8 +277,14 @@ def find_cards(text: str) -> Iterator[Range]:
         if separators and not all(3 <= len(g) <= 6 for g in _CARD_GROUP.split(value)):
             continue
         digits = _CARD_GROUP.sub("", value)
-        if _issuer_length_ok(digits) and luhn_ok(digits):
-            yield match.span()
+        issued, usual = card_scheme(digits)
+        if not issued or not luhn_ok(digits):
+            continue
+        if not usual:
+            lowered = lowered if lowered is not None else lower_aligned(text)
+            if not _CARD_WORDS.search(lowered, max(0, match.start() - 40), match.start()):
+                continue
+        yield match.span()
 
 
 # ---- IBAN ------------------------------------------------------------------------------------------
@@ -166,7 +301,12 @@ IBAN_LENGTHS = {
     "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }
 # Written compact or in groups of four: "DE89370400440532013000", "DE89 3704 0044 0532 0130 00".
-_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]){11,30}")
+_IBAN = re.compile(r"[A-Za-z](?<![A-Za-z0-9][A-Za-z])[A-Za-z]\d{2}(?:[ -]?[A-Za-z0-9]){11,30}")
+
+
+# The rest of an IBAN after its first four characters, by total length, each character maybe after one
+# space or dash.
+_IBAN_BODIES = {length: re.compile(r"(?:[ -]?[A-Za-z0-9]){%d}" % (length - 4)) for length in set(IBAN_LENGTHS.values())}
 
 
 def iban_ok(compact: str) -> bool:
@@ -177,18 +317,28 @@ def iban_ok(compact: str) -> bool:
 
 
 def find_ibans(text: str) -> Iterator[Range]:
-    for match in _IBAN.finditer(text):
-        length = IBAN_LENGTHS.get(match.group()[:2])
+    """IBANs in any case, compact or grouped by spaces or dashes ("DE89 3704…", "al47-2121-…")."""
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        match = _IBAN.search(text, position)
+        if match is None:
+            break
+        # The pattern may run on over the next words ("BE68539007547034 and Italian IT60…"): the next scan
+        # starts right after this candidate's first character, or after the IBAN found.
+        position = match.start() + 1
+        length = IBAN_LENGTHS.get(match.group()[:2].upper())
         if length is None:
             continue
         # The greedy match may run on into the next word ("... 0130 00 FOR"); keep the country's length.
-        seen = 0
-        end = match.start()
-        for end, char in enumerate(match.group(), match.start() + 1):
-            seen += char != " "
-            if seen == length:
-                break
-        if seen != length or (end < len(text) and text[end].isalnum()):
+        body = _IBAN_BODIES[length].match(text, match.start() + 4)
+        if body is None or (body.end() < len(text) and text[body.end()].isalnum()):
             continue
-        if iban_ok(text[match.start():end].replace(" ", "")):
+        end = body.end()
+        written = text[match.start():end]
+        letters = [c for c in written if c.isalpha()]
+        if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters)):
+            continue  # "LV80 bANK 0000…": one case or the other, as written by hand or by a system
+        compact = written.replace(" ", "").replace("-", "").upper()
+        if iban_ok(compact):
+            position = end
             yield match.start(), end

@@ -109,7 +109,8 @@ def screen(packet: RequirementPacket, config: Config, ticket_type: TicketType | 
     if settings.pii.enabled:
         kinds = {name for name in settings.pii.kinds if name in KIND_BY_NAME}
         # Title and body are scanned apart so that no redaction straddles the blank line between them.
-        hits = detect(title, kinds) + [hit.shifted(body_offset) for hit in detect(body, kinds)]
+        regions = settings.pii.phone_regions
+        hits = detect(title, kinds, regions) + [hit.shifted(body_offset) for hit in detect(body, kinds, regions)]
     action = settings.injection.action
     injections = find_injections(text, tuple(settings.injection.patterns))
 

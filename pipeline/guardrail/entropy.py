@@ -1,0 +1,96 @@
+"""Unnamed random tokens: a long run of letters and digits that no word, path or digest explains.
+
+A vendor table never lists every provider, and a credential is often pasted bare. What gives such a
+token away is its shape: long, letters of both cases and digits, changing character class at almost
+every step. What must be left alone has a shape too: commit hashes and hex digests (one case of hex),
+UUIDs, identifiers made of words (`FetcherCacheTest_LocalCachedExtract`), paths and URLs (the registry
+skips URLs for this kind), version strings and numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from reqgate.pipeline.guardrail.budget import capped
+
+Range = tuple[int, int]
+
+# Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
+_MIN_LENGTH = 20
+# Only runs long enough to be a token are candidates, so words never count against the budget.
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]{%d,}+=*+" % (_MIN_LENGTH - 1))
+_HEX = re.compile(r"(?:0x)?[0-9a-f-]+|(?:0x)?[0-9A-F-]+")
+# A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_JOINERS = re.compile(r"[-_/+]+")
+# A part that only a path or a name has: a lower-case word, a capitalised word, a short all-digit date part.
+_PATH_WORD = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}|(?:19|20)\d\d")
+
+
+def shannon_entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _class(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2 if char.islower() else 3
+
+
+def _random_part(part: str) -> bool:
+    """A piece between joiners that is machine-made: not a number, a hex group, a word or a CamelWord."""
+    if len(part) < 4 or part.isdigit() or _HEX.fullmatch(part):
+        return False
+    changes = sum(_class(a) != _class(b) for a, b in zip(part, part[1:], strict=False))
+    worded = sum(len(m.group()) for m in _WORD.finditer(part))
+    return changes >= 3 and worded <= len(part) * 0.45
+
+
+def looks_random(token: str) -> bool:
+    """Whether `token` (no joiners at its ends) has the shape of a machine-made secret."""
+    core = token.rstrip("=")
+    if len(core) < _MIN_LENGTH or _HEX.fullmatch(core):
+        return False
+    digits = sum(c.isdigit() for c in core)
+    uppers = sum(c.isupper() for c in core)
+    lowers = sum(c.islower() for c in core)
+    if digits < 2 or uppers + lowers < 6:
+        return False
+    # Built of parts (a path, a file name with a date, "scheduler-<uuid>"): most of it must be random parts.
+    parts = _JOINERS.split(core)
+    if len(parts) > 1:
+        if any(_PATH_WORD.fullmatch(part) for part in parts):
+            return False  # a path or a name: "uploads/<hash>/image", "Screen_Shot_2022-04-26_at_7"
+        if sum(len(part) for part in parts if _random_part(part)) < len(core) * 0.6:
+            return False
+    # Share of the token made of words; random strings hold few words of 3+ letters.
+    worded = sum(len(m.group()) for m in _WORD.finditer(core))
+    if worded > len(core) * 0.45:
+        return False
+    changes = sum(_class(a) != _class(b) for a, b in zip(core, core[1:], strict=False))
+    if changes < len(core) * 0.3:
+        return False
+    if not (uppers and lowers) and not (len(core) >= 32 and digits >= 8 and changes >= len(core) * 0.4):
+        return False  # one-case letters: part numbers and serials ("AB12CD34EF56GH78IJ90") unless very long
+    return shannon_entropy(core) >= 3.5
+
+
+# Base64 of what is public or not a credential: images (PNG, JPEG, GIF) and public keys.
+_PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A", "MIICIjANBgkqhkiG9w0BAQEFAAOCAg8A",
+                  "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy")
+
+
+def find_random_tokens(text: str) -> Iterator[Range]:
+    for match in capped(_LONG_RUN.finditer(text)):
+        start, end = match.span()
+        # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
+        while start < end and text[start] in "+/_-":
+            start += 1
+        while end > start and text[end - 1] in "+/_-":
+            end -= 1
+        if text.startswith(_PUBLIC_BASE64, start):
+            continue
+        if end - start >= _MIN_LENGTH and looks_random(text[start:end]):
+            yield start, end

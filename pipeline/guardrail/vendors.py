@@ -1,0 +1,381 @@
+"""Vendor token formats, written down as data: a fixed prefix, the alphabet of the rest and its length.
+
+The facts come from the providers' own documentation and the public rule sets of gitleaks, trufflehog,
+Nosey Parker and kingfisher. A token is found without any credential name beside it: a run of token
+characters whose start is one of these prefixes, with a body of the right alphabet and length.
+
+Finding is linear: the text is cut into maximal runs of token characters once, and each run's first
+characters are looked up in a dictionary of prefixes (one lookup per distinct prefix length).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reqgate.pipeline.guardrail.budget import MAX_INNER_STARTS, capped
+
+Range = tuple[int, int]
+
+# Alphabets of token bodies.
+B62 = "b62"  # A-Z a-z 0-9
+B62_ = "b62_"  # plus "_"
+URLSAFE = "urlsafe"  # plus "_" and "-"
+B64 = "b64"  # A-Z a-z 0-9 + / =
+ANY = "any"  # any token character: letters, digits, _ - . + / =
+HEX = "hex"  # 0-9 a-f, either case
+LOWER = "lower"  # a-z 0-9
+UPPER = "upper"  # A-Z 0-9
+
+_ALPHABETS = {
+    B62: re.compile(r"[A-Za-z0-9]+"),
+    B62_: re.compile(r"[A-Za-z0-9_]+"),
+    URLSAFE: re.compile(r"[A-Za-z0-9_-]+"),
+    B64: re.compile(r"[A-Za-z0-9+/]+=*"),
+    ANY: re.compile(r"[A-Za-z0-9_.+/=-]+"),
+    HEX: re.compile(r"[0-9a-fA-F]+"),
+    LOWER: re.compile(r"[a-z0-9]+"),
+    UPPER: re.compile(r"[A-Z0-9]+"),
+}
+
+
+@dataclass(frozen=True)
+class Format:
+    vendor: str
+    prefix: str
+    alphabet: str
+    min_len: int  # of the body after the prefix
+    max_len: int = 1024
+
+
+# One row per published prefix. Bodies are given generous bounds: a vendor that lengthens its tokens
+# (Anthropic, OpenAI and GitHub all did) must not slip through.
+FORMATS: tuple[Format, ...] = (
+    # Source forges and CI
+    Format("GitHub personal access token", "ghp_", B62, 30, 255),
+    Format("GitHub OAuth token", "gho_", B62, 30, 255),
+    Format("GitHub user-to-server token", "ghu_", B62, 30, 255),
+    Format("GitHub server-to-server token", "ghs_", ANY, 30, 1024),
+    Format("GitHub refresh token", "ghr_", B62, 30, 255),
+    Format("GitHub fine-grained token", "github_pat_", B62_, 40, 255),
+    Format("GitLab personal access token", "glpat-", URLSAFE, 20, 255),
+    Format("GitLab pipeline trigger token", "glptt-", URLSAFE, 20, 255),
+    Format("GitLab runner token", "glrt-", URLSAFE, 20, 255),
+    Format("GitLab runner registration token", "GR1348941", URLSAFE, 20, 255),
+    Format("GitLab deploy token", "gldt-", URLSAFE, 20, 255),
+    Format("GitLab feed token", "glft-", URLSAFE, 20, 255),
+    Format("GitLab OAuth secret", "gloas-", URLSAFE, 20, 255),
+    Format("GitLab SCIM token", "glsoat-", URLSAFE, 20, 255),
+    Format("GitLab agent token", "glagent-", URLSAFE, 20, 255),
+    Format("GitLab incoming mail token", "glimt-", URLSAFE, 20, 255),
+    Format("GitLab CI job token", "glcbt-", URLSAFE, 20, 255),
+    Format("Bitbucket app password", "ATBB", B62, 28, 64),
+    Format("Atlassian API token", "ATATT3", ANY, 60, 512),
+    Format("Atlassian Connect token", "ATCTT3", ANY, 60, 512),
+    Format("CircleCI personal token", "CCIPAT_", URLSAFE, 30, 128),
+    Format("Buildkite token", "bkua_", B62, 30, 64),
+    Format("Travis/Codemagic token", "codemagic_", B62_, 20, 128),
+    Format("SonarQube token", "sqp_", HEX, 40, 40),
+    Format("SonarQube user token", "squ_", HEX, 40, 40),
+    Format("SonarQube analysis token", "sqa_", HEX, 40, 40),
+    Format("Dependency-Track key", "odt_", B62_, 20, 128),
+    Format("Docker Hub token", "dckr_pat_", URLSAFE, 20, 128),
+    Format("Docker Hub OAT", "dckr_oat_", URLSAFE, 20, 128),
+    Format("JFrog reference token", "cmVmdGtuOjAxOj", B64, 40, 256),
+    Format("JFrog API key", "AKCp", B62, 60, 128),
+    Format("npm token", "npm_", B62, 36, 36),
+    Format("PyPI token", "pypi-AgEIcHlwaS5vcmc", ANY, 50, 512),
+    Format("PyPI test token", "pypi-AgENdGVzdC5weXBpLm9yZw", ANY, 50, 512),
+    Format("RubyGems key", "rubygems_", HEX, 48, 48),
+    Format("NuGet key", "oy2", LOWER, 43, 43),
+    Format("Clojars token", "CLOJARS_", LOWER, 60, 60),
+    Format("Pulumi token", "pul-", HEX, 40, 40),
+    Format("Terraform Cloud token", "atlasv1.", URLSAFE, 60, 128),
+    Format("Prefect token", "pnu_", B62, 36, 36),
+    Format("Octopus Deploy key", "API-", UPPER, 25, 32),
+    Format("Doppler token", "dp.pt.", B62, 40, 64),
+    Format("Doppler CLI token", "dp.ct.", B62, 40, 64),
+    Format("Doppler service token", "dp.st.", ANY, 40, 128),
+    Format("Doppler SCIM token", "dp.scim.", B62, 40, 64),
+    Format("Doppler audit token", "dp.audit.", B62, 40, 64),
+    Format("Doppler service account token", "dp.sa.", B62, 40, 64),
+    Format("HashiCorp Vault service token", "hvs.", ANY, 24, 512),
+    Format("HashiCorp Vault batch token", "hvb.", ANY, 24, 512),
+    Format("HashiCorp Vault recovery token", "hvr.", ANY, 24, 512),
+    Format("Vault legacy token", "s.", B62, 24, 24),
+    Format("Sourcegraph token", "sgp_", URLSAFE, 40, 128),
+    Format("Sourcegraph local token", "slk_", HEX, 40, 64),
+    Format("Grafana cloud token", "glc_", B64, 32, 512),
+    Format("Grafana service account token", "glsa_", B62_, 32, 64),
+    Format("Readme API key", "rdme_", LOWER, 60, 80),
+    # Cloud
+    Format("AWS access key id", "AKIA", UPPER, 16, 16),
+    Format("AWS temporary access key id", "ASIA", UPPER, 16, 16),
+    Format("AWS key id", "ABIA", UPPER, 16, 16),
+    Format("AWS key id", "ACCA", UPPER, 16, 16),
+    Format("AWS Bedrock key", "ABSK", B64, 100, 256),
+    Format("Google API key", "AIza", URLSAFE, 35, 35),
+    Format("Google OAuth client secret", "GOCSPX-", URLSAFE, 28, 28),
+    Format("Google OAuth access token", "ya29.", URLSAFE, 30, 2048),
+    Format("Google OAuth refresh token", "1//0", URLSAFE, 40, 512),
+    Format("Azure AD client secret", "Q~", URLSAFE, 30, 40),
+    Format("DigitalOcean token", "dop_v1_", HEX, 64, 64),
+    Format("DigitalOcean OAuth token", "doo_v1_", HEX, 64, 64),
+    Format("DigitalOcean refresh token", "dor_v1_", HEX, 64, 64),
+    Format("Alibaba access key id", "LTAI", B62, 12, 28),
+    Format("Tencent secret id", "AKID", B62, 32, 40),
+    Format("IBM Cloud key", "ibmcloud_", URLSAFE, 32, 64),
+    Format("Scaleway key", "SCW", UPPER, 17, 17),
+    Format("Heroku key", "HRKU-", URLSAFE, 30, 80),
+    Format("Fly.io token", "fo1_", URLSAFE, 40, 64),
+    Format("Fly.io macaroon", "FlyV1 fm2_", ANY, 40, 4096),
+    Format("PlanetScale token", "pscale_tkn_", URLSAFE, 32, 64),
+    Format("PlanetScale password", "pscale_pw_", URLSAFE, 32, 64),
+    Format("PlanetScale OAuth token", "pscale_oauth_", URLSAFE, 32, 64),
+    Format("Supabase token", "sbp_", B62, 40, 40),
+    Format("Supabase secret key", "sb_secret_", URLSAFE, 20, 64),
+    Format("Vercel token", "vcp_", B62, 24, 64),
+    Format("Vercel integration token", "vci_", B62, 24, 64),
+    Format("Vercel app token", "vca_", B62, 24, 64),
+    Format("Vercel refresh token", "vcr_", B62, 24, 64),
+    Format("Vercel key", "vck_", B62, 24, 64),
+    Format("Netlify token", "nfp_", B62, 36, 40),
+    Format("Cloudflare account token", "cfat_", B62, 40, 64),
+    Format("Cloudflare user token", "cfut_", B62, 40, 64),
+    Format("Cloudflare key", "cfk_", B62, 40, 64),
+    Format("Render key", "rnd_", B62, 28, 40),
+    Format("Railway token", "railway_", URLSAFE, 30, 64),
+    Format("Tailscale key", "tskey-", URLSAFE, 30, 128),
+    Format("Databricks token", "dapi", URLSAFE, 32, 40),
+    Format("Databricks OAuth secret", "dose", B62, 32, 64),
+    Format("Snowflake PAT", "snowflake_pat_", URLSAFE, 30, 256),
+    Format("Dynatrace token", "dt0c01.", ANY, 80, 100),
+    Format("Dynatrace token", "dt0s01.", ANY, 80, 100),
+    Format("New Relic user key", "NRAK-", UPPER, 27, 27),
+    Format("New Relic insert key", "NRII-", URLSAFE, 32, 32),
+    Format("New Relic browser key", "NRJS-", HEX, 19, 19),
+    Format("New Relic ingest key", "NRRA-", HEX, 42, 42),
+    Format("Sentry user token", "sntryu_", HEX, 64, 64),
+    Format("Sentry org token", "sntrys_", B64, 60, 512),
+    Format("Datadog key", "ddapi_", B62, 30, 64),
+    Format("PostHog personal key", "phx_", B62, 40, 64),
+    Format("PostHog project key", "phc_", B62, 40, 64),
+    Format("Frame.io token", "fio-u-", URLSAFE, 60, 80),
+    Format("Nightfall key", "NF-", B62, 32, 32),
+    Format("HubSpot private app token", "pat-na1-", ANY, 36, 36),
+    Format("HubSpot private app token", "pat-eu1-", ANY, 36, 36),
+    Format("PubNub publish key", "pub-c-", ANY, 36, 36),
+    Format("PubNub subscribe key", "sub-c-", ANY, 36, 36),
+    Format("PubNub secret key", "sec-c-", B62, 40, 60),
+    Format("Fleetbase key", "flb_live_", B62, 20, 64),
+    Format("MongoDB Atlas service account secret", "mdb_sa_sk_", URLSAFE, 30, 64),
+    Format("MongoDB Atlas service account id", "mdb_sa_id_", B62, 20, 64),
+    Format("Teamwork token", "tkn.v1_", B64, 40, 128),
+    Format("Voiceflow key", "VF.DM.", ANY, 40, 80),
+    Format("Voiceflow workspace key", "VF.WS.", ANY, 40, 80),
+    Format("FullStory key", "na1.", B64, 60, 200),
+    Format("Pinecone key", "pcsk_", URLSAFE, 40, 128),
+    # AI providers
+    Format("Anthropic key", "sk-ant-", URLSAFE, 40, 256),
+    Format("OpenAI project key", "sk-proj-", URLSAFE, 40, 256),
+    Format("OpenAI service account key", "sk-svcacct-", URLSAFE, 40, 256),
+    Format("OpenAI admin key", "sk-admin-", URLSAFE, 40, 256),
+    Format("OpenRouter key", "sk-or-v1-", HEX, 64, 64),
+    Format("Hugging Face token", "hf_", B62, 30, 40),
+    Format("Hugging Face org token", "api_org_", B62, 30, 40),
+    Format("Groq key", "gsk_", B62, 48, 64),
+    Format("xAI key", "xai-", URLSAFE, 60, 100),
+    Format("Replicate token", "r8_", B62, 30, 64),
+    Format("Perplexity key", "pplx-", B62, 40, 64),
+    Format("NVIDIA key", "nvapi-", URLSAFE, 60, 80),
+    Format("Cohere/AssemblyAI-like key", "co_", B62, 36, 48),
+    Format("LangSmith key", "lsv2_pt_", B62_, 40, 64),
+    Format("LangSmith service key", "lsv2_sk_", B62_, 40, 64),
+    Format("ElevenLabs key", "sk_", HEX, 48, 48),
+    Format("Fireworks key", "fw_", B62, 24, 64),
+    Format("Tavily key", "tvly-", URLSAFE, 32, 64),
+    # Payments and commerce
+    Format("Stripe secret key", "sk_live_", B62, 10, 255),
+    Format("Stripe test key", "sk_test_", B62, 20, 255),
+    Format("Stripe restricted key", "rk_live_", B62, 10, 255),
+    Format("Stripe restricted test key", "rk_test_", B62, 20, 255),
+    Format("Stripe webhook secret", "whsec_", B62, 24, 64),
+    Format("Paystack key", "sk_live_", B62, 20, 255),
+    Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
+    Format("Square OAuth secret", "sq0csp-", URLSAFE, 43, 43),
+    Format("Square token", "EAAA", URLSAFE, 60, 60),
+    Format("Shopify access token", "shpat_", B62, 32, 40),
+    Format("Shopify custom app token", "shpca_", B62, 32, 40),
+    Format("Shopify private app token", "shppa_", B62, 32, 40),
+    Format("Shopify shared secret", "shpss_", B62, 32, 40),
+    Format("Shippo token", "shippo_live_", HEX, 40, 40),
+    Format("Shippo test token", "shippo_test_", HEX, 40, 40),
+    Format("Flutterwave secret", "FLWSECK-", URLSAFE, 32, 48),
+    Format("Flutterwave test secret", "FLWSECK_TEST-", URLSAFE, 32, 48),
+    Format("Adyen key", "AQE", ANY, 60, 512),
+    Format("GoCardless token", "live_", URLSAFE, 40, 40),
+    Format("Pagar.me key", "ak_live_", B62, 30, 40),
+    Format("Razorpay key", "rzp_live_", B62, 14, 14),
+    Format("Coinbase key", "organizations/", ANY, 60, 200),
+    Format("Plaid token", "access-production-", URLSAFE, 36, 36),
+    Format("Plaid sandbox token", "access-sandbox-", URLSAFE, 36, 36),
+    Format("Duffel token", "duffel_live_", URLSAFE, 43, 43),
+    Format("Duffel test token", "duffel_test_", URLSAFE, 43, 43),
+    Format("EasyPost key", "EZAK", B62, 54, 54),
+    Format("EasyPost test key", "EZTK", B62, 54, 54),
+    Format("Frame/Flexport key", "shltm_", URLSAFE, 40, 40),
+    # Messaging and mail
+    Format("Slack bot token", "xoxb-", URLSAFE, 20, 255),
+    Format("Slack user token", "xoxp-", URLSAFE, 20, 255),
+    Format("Slack app token", "xoxa-", URLSAFE, 20, 255),
+    Format("Slack legacy token", "xoxo-", URLSAFE, 20, 255),
+    Format("Slack refresh token", "xoxr-", URLSAFE, 20, 255),
+    Format("Slack refresh token", "xoxe-", URLSAFE, 20, 255),
+    Format("Slack config token", "xoxe.xox", URLSAFE, 20, 255),
+    Format("Slack workspace token", "xoxs-", URLSAFE, 20, 255),
+    Format("Slack app-level token", "xapp-", URLSAFE, 20, 255),
+    Format("SendGrid key", "SG.", ANY, 60, 80),
+    Format("Sendinblue key", "xkeysib-", URLSAFE, 60, 90),
+    Format("Sendinblue SMTP key", "xsmtpsib-", URLSAFE, 60, 90),
+    Format("Mailgun key", "key-", HEX, 32, 32),
+    Format("Postmark-like token", "pm_", URLSAFE, 32, 64),
+    Format("Twilio key", "SK", HEX, 32, 32),
+    Format("Twilio account SID", "AC", HEX, 32, 32),
+    Format("Telnyx key", "KEY0", B62_, 50, 80),
+    Format("Discord webhook", "discord.com/api/webhooks/", ANY, 60, 200),
+    Format("Microsoft Teams webhook", "webhook.office.com/webhookb2/", ANY, 60, 400),
+    Format("Linear key", "lin_api_", B62, 40, 40),
+    Format("Linear OAuth token", "lin_oauth_", B62, 40, 64),
+    Format("Notion token", "ntn_", B62, 40, 50),
+    Format("Notion integration secret", "secret_", B62, 43, 43),
+    Format("Figma token", "figd_", URLSAFE, 40, 64),
+    Format("Figma OAuth token", "figu_", URLSAFE, 40, 64),
+    Format("Asana token", "2/", ANY, 40, 80),
+    Format("Typeform token", "tfp_", URLSAFE, 40, 64),
+    Format("Mapbox secret token", "sk.eyJ", ANY, 60, 512),
+    Format("Mapbox temporary token", "tk.eyJ", ANY, 60, 512),
+    Format("Dropbox short-lived token", "sl.", URLSAFE, 130, 1400),
+    Format("Postman key", "PMAK-", ANY, 59, 64),
+    Format("Contentful token", "CFPAT-", URLSAFE, 43, 80),
+    Format("Age secret key", "AGE-SECRET-KEY-1", UPPER, 58, 58),
+    Format("Age recipient", "age1", LOWER, 58, 58),
+    Format("Age plugin key", "AGE-PLUGIN-", UPPER, 20, 200),
+    Format("1Password service token", "ops_eyJ", B64, 60, 4096),
+    Format("1Password secret key", "A3-", ANY, 30, 40),
+    Format("Yandex key", "AQVN", URLSAFE, 35, 38),
+    Format("Yandex token", "y0_", URLSAFE, 50, 64),
+    Format("Lob key", "live_", HEX, 35, 35),
+    Format("Monday token", "eyJhbGciOiJIUzI1NiJ9.eyJ0aWQiOj", ANY, 60, 512),
+    Format("Infracost key", "ico-", B62, 32, 32),
+    Format("Intra42 secret", "s-s4t2ud-", HEX, 64, 64),
+    Format("Ionic token", "ion_", B62, 42, 42),
+    Format("StackHawk key", "hawk.", ANY, 40, 60),
+    Format("Fastly-like token", "fastly_", URLSAFE, 32, 64),
+    Format("Apify token", "apify_api_", B62, 36, 36),
+    Format("Kagi/Prefect-like token", "pnu_", B62, 36, 36),
+    Format("Zapier webhook", "hooks.zapier.com/hooks/catch/", ANY, 10, 80),
+    Format("Slack webhook", "hooks.slack.com/", ANY, 30, 200),
+    Format("Salesforce access token", "00D", ANY, 100, 130),
+    Format("Harness PAT", "pat.", ANY, 60, 100),
+    Format("Artifactory token", "cmVmdGtu", B64, 56, 128),
+    Format("Azure Function key", "AzFu", B64, 40, 100),
+)
+
+_BY_PREFIX: dict[str, list[Format]] = {}
+for _format in FORMATS:
+    _BY_PREFIX.setdefault(_format.prefix, []).append(_format)
+_PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
+# Prefixes that are everyday words or very short need a body that looks machine-made.
+_WEAK_PREFIXES = frozenset({"na1.", "live_", "key-", "SK", "AC", "s.", "2/", "co_", "fw_", "pm_", "A3-", "API-", "sk_",
+                            "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
+
+_MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
+_HEADS = frozenset(p[:2] for p in _BY_PREFIX)
+_DISTINCT = {p: f for p, f in _BY_PREFIX.items() if len(p) >= 5 and p not in _WEAK_PREFIXES}
+_DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
+# Where a glued token may start inside a run: after "_" or ".", a letter after a digit, a capital after a small letter.
+_INNER_START = re.compile(r"[_.0-9][A-Za-z]|[a-z][A-Z]")
+
+# Token runs: letters, digits and the joiners tokens use. ":" is left out so that a URL is cut into its
+# parts; a run must not start right after a token character (the look-behind is after the first
+# character so the engine can skip ahead), and only runs as long as the shortest token are read, so
+# words and numbers never count against the budget.
+_LONG_RUN = re.compile(
+    r"[A-Za-z0-9_.+~-](?<![A-Za-z0-9_.+~-].)(?=[A-Za-z0-9_.+~/-]{%d})[A-Za-z0-9_.+~-]*+(?:/[A-Za-z0-9_.+~-]++)*+=*+"
+    % (_MIN_TOKEN - 1)
+)
+
+
+def _random_enough(body: str) -> bool:
+    """A machine-made body: letters and digits both, or (for a long body) many case changes."""
+    letters = sum(c.isalpha() for c in body)
+    digits = sum(c.isdigit() for c in body)
+    if letters and digits >= 2:
+        return True
+    changes = sum(a.isupper() != b.isupper() for a, b in zip(body, body[1:], strict=False) if a.isalpha() and b.isalpha())
+    return len(body) >= 20 and changes >= len(body) // 4
+
+
+_MADE_UP = re.compile(r"fake|dummy|notareal|not_a_real|xxxx")
+
+
+def is_placeholder_body(body: str) -> bool:
+    """`xxxx…`, `****`, one character repeated, or "Fake…": documentation, not a token."""
+    chars = {c for c in body if c.isalnum()}
+    return len(chars) <= 1 or chars <= {"x", "X"} or _MADE_UP.search(body.lower()) is not None
+
+
+def _match(run: str, fmt: Format) -> int:
+    """Length of the token at the start of `run` in format `fmt`, or 0."""
+    body_start = len(fmt.prefix)
+    found = _ALPHABETS[fmt.alphabet].match(run, body_start)
+    if found is None:
+        return 0
+    length = found.end() - body_start
+    if length < fmt.min_len:
+        return 0
+    if length > fmt.max_len:
+        # A longer run of the same alphabet is another kind of string, unless only joiners follow.
+        return 0
+    end = found.end()
+    body = run[body_start:end]
+    if is_placeholder_body(body):
+        return 0
+    if fmt.prefix in _WEAK_PREFIXES and not _random_enough(body):
+        return 0
+    return end
+
+
+def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: list[int]) -> int:
+    """End of a vendor token starting at `value[start]`, or 0."""
+    if value[start:start + 2] not in _HEADS:
+        return 0  # most runs: no prefix starts with these two characters
+    for length in lengths:
+        if start + length >= len(value):
+            continue
+        formats = table.get(value[start:start + length])
+        if not formats:
+            continue
+        end = max(_match(value[start:], fmt) for fmt in formats)
+        if end:
+            # The token may be followed by sentence punctuation that the run took in.
+            while end > length and value[start + end - 1] in ".-_~+":
+                end -= 1
+            return start + end
+    return 0
+
+
+def find_vendor_tokens(text: str) -> Iterator[Range]:
+    for run in capped(_LONG_RUN.finditer(text)):
+        value = run.group()
+        end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS)
+        if end:
+            yield run.start(), run.start() + end
+            continue
+        # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
+        for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
+            end = _token_at(value, inner.start() + 1, _DISTINCT, _DISTINCT_LENGTHS)
+            if end:
+                yield run.start() + inner.start() + 1, run.start() + end
+                break

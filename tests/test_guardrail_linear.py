@@ -1,0 +1,52 @@
+"""Every finder stays linear on hostile input: 100 KiB built to make a pattern backtrack or to be
+nothing but candidates (token-shaped values, repeated separators, long runs) costs each call well under
+the 100 ms budget, however the pieces are combined."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reqgate.pipeline.guardrail.detect import KINDS
+
+SIZE = 100 * 1024
+BUDGET_S = 0.1
+
+# Units that each finder must handle when a whole field is made of them.
+UNITS = [
+    "1", "1 ", "12-", "+1 ", "0 12 ", "a.", "a@b.", "x@a-", "-----BEGIN RSA PRIVATE KEY-----", "A-", "a_",
+    "password: ", 'password="', "https://", "a://b:", "DE89 ", "eyJaaaaa.", "sk-", "Bearer ", "+1 415 555 0132, ",
+    "(415) 555-01", "ghp_", "aB3xY9kL2mN8pQ4r ", "aB3/", "deadbeef", "key: ", "a-b-", "<password>", "pwd=",
+    "$2b$12$", "4111 1111 1111 1111 ", "token abc123def456 ", "token:\n", "tskey-", "AKIA", "xoxb-", "SG.",
+    "age1", "$argon2id$", "://u:p@", "-u a:", "Authorization: ", "==", "\\n", '" + "', "%40", "=\n",
+]
+
+
+def _cpu_time(kind_find, text: str) -> float:
+    """Best of three CPU times, so that other work on a shared machine does not count."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        for _hit in kind_find(text):
+            pass
+        best = min(best, time.process_time() - started)
+    return best
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_each_finder_is_fast_on_a_field_made_of_one_unit(unit):
+    text = (unit * (SIZE // len(unit) + 1))[:SIZE]
+    slow = {kind.name: round(t, 3) for kind in KINDS if (t := _cpu_time(kind.find, text)) >= BUDGET_S}
+    assert slow == {}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.sampled_from(UNITS), min_size=1, max_size=6))
+def test_each_finder_is_fast_on_mixed_hostile_units(units):
+    pattern = "".join(units)
+    text = (pattern * (SIZE // len(pattern) + 1))[:SIZE]
+    slow = {kind.name: round(t, 3) for kind in KINDS if (t := _cpu_time(kind.find, text)) >= BUDGET_S}
+    assert slow == {}
