@@ -1,10 +1,13 @@
-"""Prompt-injection screening: configured patterns matched on the normalised view, reported in original offsets."""
+"""Prompt-injection screening: the built-in families and the configured patterns, matched on the normalised
+view, reported in original offsets."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from reqgate.pipeline.config import InjectionSettings
+from reqgate.pipeline.guardrail.injection_families import compiled_families
 from reqgate.pipeline.guardrail.normalize import normalize
 
 
@@ -27,14 +30,35 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
+    """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
+    gated = list(compiled_families(tuple(settings.families)))
+    gated += [(None, pattern) for pattern in compile_patterns(tuple(settings.patterns))]
+    return _find(text, gated)
+
+
 def find_injections(text: str, patterns: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Original-offset ranges of every pattern match, overlapping matches merged, in text order."""
-    compiled = compile_patterns(patterns)
-    if not compiled or not text:
+    """Original-offset ranges of every match of `patterns` alone, overlapping matches merged, in text order."""
+    return _find(text, [(None, pattern) for pattern in compile_patterns(patterns)])
+
+
+def _find(text: str, gated: list[tuple[frozenset[str] | None, re.Pattern[str]]]) -> list[tuple[int, int]]:
+    """Matches of each pattern whose trigger strings (None: always) occur in the normalised view."""
+    if not gated or not text:
         return []
     view = normalize(text)
+    present: dict[str, bool] = {}
+
+    def occurs(trigger: str) -> bool:
+        found = present.get(trigger)
+        if found is None:
+            found = present[trigger] = trigger in view.text
+        return found
+
     ranges = []
-    for pattern in compiled:
+    for triggers, pattern in gated:
+        if triggers is not None and not any(occurs(trigger) for trigger in triggers):
+            continue
         for match in pattern.finditer(view.text):
             if match.end() > match.start():
                 ranges.append(view.to_original(match.start(), match.end()))
