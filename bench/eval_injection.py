@@ -18,7 +18,7 @@ when any passage of it is flagged.
 
 Held out: the families were written from garak's strings and checked for false positives on the Jira
 projects; CyberSecEval (attacks) and the GitLab tickets (benign) were not looked at while tuning, and are
-reported as `held_out`. Timing is the screen alone (normalisation included) over the real tickets.
+reported as `held_out`. Timing is the CPU time of the screen alone (normalisation included) over the real tickets.
 """
 
 from __future__ import annotations
@@ -142,10 +142,11 @@ def evaluate(data_dir: Path, settings: InjectionSettings | None = None) -> dict[
     false_positives = _summary({**tickets, **other}, flagged)
 
     all_tickets = [text for texts in tickets.values() for text in texts]
-    started = time.perf_counter()
+    # CPU time of this process: the figure should not depend on what else the machine is doing.
+    started = time.process_time()
     for text in all_tickets:
         detect_injections(text, settings)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
 
     tuned_attacks = [name for name in detection if name not in HELD_OUT_ATTACKS]
     tuned_benign = [name for name in tickets if name not in HELD_OUT_BENIGN]
@@ -163,7 +164,7 @@ def evaluate(data_dir: Path, settings: InjectionSettings | None = None) -> dict[
             "false_positives_tickets": _pooled(false_positives, HELD_OUT_BENIGN),
             "false_positives_tuned_tickets": _pooled(false_positives, tuned_benign),
         },
-        "ms_per_1000_texts": round(elapsed / max(len(all_tickets), 1) * 1_000_000, 1),
+        "cpu_ms_per_1000_texts": round(elapsed / max(len(all_tickets), 1) * 1_000_000, 1),
         "mean_chars_per_text": round(sum(map(len, all_tickets)) / max(len(all_tickets), 1)),
     }
 
@@ -197,7 +198,7 @@ def _table(result: dict[str, Any]) -> str:
         f"({pooled['false_positives_real_tickets']['flagged']}/{pooled['false_positives_real_tickets']['n']})",
         f"- false positives, held-out tickets ({', '.join(HELD_OUT_BENIGN)}): "
         f"{held['false_positives_tickets']['rate']:.2%}",
-        f"- time: {result['ms_per_1000_texts']} ms per 1,000 tickets (mean {result['mean_chars_per_text']} chars)",
+        f"- time: {result['cpu_ms_per_1000_texts']} ms of CPU per 1,000 tickets (mean {result['mean_chars_per_text']} chars)",
     ]
     return "\n".join(lines)
 

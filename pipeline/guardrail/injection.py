@@ -4,10 +4,11 @@ view, reported in original offsets."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from reqgate.pipeline.config import InjectionSettings
-from reqgate.pipeline.guardrail.injection_families import compiled_families
+from reqgate.pipeline.guardrail.injection_families import Gated, compiled_families
 from reqgate.pipeline.guardrail.normalize import normalize
 
 
@@ -33,36 +34,67 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
     gated = list(compiled_families(tuple(settings.families)))
-    gated += [(None, pattern) for pattern in compile_patterns(tuple(settings.patterns))]
+    gated += [((), pattern) for pattern in compile_patterns(tuple(settings.patterns))]
     return _find(text, gated)
 
 
 def find_injections(text: str, patterns: tuple[str, ...]) -> list[tuple[int, int]]:
     """Original-offset ranges of every match of `patterns` alone, overlapping matches merged, in text order."""
-    return _find(text, [(None, pattern) for pattern in compile_patterns(patterns)])
+    return _find(text, [((), pattern) for pattern in compile_patterns(patterns)])
 
 
-def _find(text: str, gated: list[tuple[frozenset[str] | None, re.Pattern[str]]]) -> list[tuple[int, int]]:
-    """Matches of each pattern whose trigger strings (None: always) occur in the normalised view."""
+def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
+    """Matches of each pattern of which one trigger string of every set occurs in the normalised view."""
     if not gated or not text:
         return []
     view = normalize(text)
-    present: dict[str, bool] = {}
-
-    def occurs(trigger: str) -> bool:
-        found = present.get(trigger)
-        if found is None:
-            found = present[trigger] = trigger in view.text
-        return found
-
+    words = _Words(view.text)
     ranges = []
-    for triggers, pattern in gated:
-        if triggers is not None and not any(occurs(trigger) for trigger in triggers):
+    for trigger_sets, pattern in gated:
+        if not all(any(words.has(*trigger) for trigger in group) for group in trigger_sets):
             continue
         for match in pattern.finditer(view.text):
             if match.end() > match.start():
                 ranges.append(view.to_original(match.start(), match.end()))
     return merge_ranges(ranges)
+
+
+class _Words:
+    """Answers "could this trigger string occur in the text?" from the text's distinct words, which for long
+    or repetitive text is far cheaper than scanning the text once per string."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._sorted = sorted(set(_WORD_RUN.findall(text)))
+        self._joined = " ".join(self._sorted)
+        self._seen: dict[tuple[str, bool], bool] = {}
+
+    def has(self, string: str, aligned: bool) -> bool:
+        key = (string, aligned)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self._has(string, aligned)
+        return found
+
+    def _begins_a_word(self, part: str) -> bool:
+        index = bisect_left(self._sorted, part)
+        return index < len(self._sorted) and self._sorted[index].startswith(part)
+
+    def _has(self, string: str, aligned: bool) -> bool:
+        parts = _WORD_RUN.findall(string)
+        if not parts:
+            return string in self._text
+        # A part after a non-word character begins a word of the text; so does the first one when the
+        # pattern puts a word boundary before it. Otherwise it may sit anywhere inside a word.
+        first_begins = aligned or not _WORD_RUN.match(string)
+        if not (self._begins_a_word(parts[0]) if first_begins else parts[0] in self._joined):
+            return False
+        if not all(self._begins_a_word(part) for part in parts[1:]):
+            return False
+        return len(parts) == 1 or string in self._text
+
+
+_WORD_RUN = re.compile(r"\w+")
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -33,7 +33,7 @@ from reqgate.pipeline.guardrail.normalize import fold_char
 
 def _gap(words: int) -> str:
     """Up to `words` words (of at most 30 characters) and their spaces, between two cue words."""
-    return rf"(?:[^ ]{{1,30}} ){{0,{words}}}"
+    return rf"(?:[^ .!?]{{1,30}} ){{0,{words}}}"
 
 
 def _any(*words: str) -> str:
@@ -193,8 +193,8 @@ _EXTRACTION = [
     r"\bthe (?:system|initial|hidden) prompt (?:is|was|reads|says) ?:",
     r"\byour (?:system|initial|original|hidden|secret|starting|first|pre-?) ?(?:instructions|prompt|message|"
     r"directives|configuration)\b",
-    r"\b(?:repeat|output|print|recite|copy|show|echo|reproduce) (?:all |back )?(?:of )?the (?:above|preceding|"
-    r"previous|initial) (?:text|words|content|instructions|prompt|message|lines)\b",
+    r"\b(?:repeat|output|print|recite|echo|reproduce) (?:all |back )?(?:of )?the (?:above|preceding|"
+    r"previous|initial) (?:text|words|prompt|lines)\b",
     # de / fr / es / pt / it
     r"\b(?:zeig|zeige|gib|nenne|wiederhole|verrate|drucke)\w{0,2} (?:mir )?(?:deinen|deine|ihren|ihre|den|die) "
     r"(?:system ?prompt|systemnachricht|anweisungen|instruktionen|ursprunglichen anweisungen|regeln)\b",
@@ -227,9 +227,8 @@ _DELIMITER = [
     r"(?:user |untrusted |system |original |previous )?(?:input|prompt|instructions|document|context|ticket|"
     r"conversation|email|data|text|message)\b",
     r"(?:^|[\s#*>\[(|])(?:user|human) ?: [^\n]{0,300}?\b(?:assistant|ai|bot|gpt|chatgpt|claude) ?: ",
-    r"#{2,} ?(?:new )?(?:instruction|instructions|system prompt|system message)\b",
-    r"\bsystem ?:[^\n]{0,80}\b(?:ignore|must|you are|you will|from now on|do not|override|new instructions?|"
-    r"respond|reply)\b",
+    r"#{2,} ?(?:new (?:instruction|instructions)|system prompt|system message)\b",
+    r"\bsystem ?:[^\n]{0,80}\b(?:ignore|you are|you will|from now on|override|new instructions?)\b",
 ]
 
 # -- text addressed to the model or the reviewer; verdict manipulation ---------------------------------------
@@ -311,31 +310,38 @@ def _prefixes(items: list[tuple[Any, Any]]) -> set[str] | None:
     return out
 
 
-def triggers(pattern: str) -> frozenset[str] | None:
-    """Strings of which every match of `pattern` contains one (None when no such set of strings of two
-    characters or more is found). A text that contains none of them cannot match, and `in` finds that far
-    faster than the pattern would.
+Trigger = tuple[str, bool]  # a string, and whether a match puts a word boundary before it
 
-    Each required part of the pattern's top level (with what follows it) gives a candidate set; the smallest
-    set wins (each string costs a scan of the text), then the one whose shortest string is longest."""
+
+def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
+    """Sets of strings such that every match of `pattern` contains one string of each set: one set per
+    required part of the pattern's top level (its literal beginnings, with what follows them), strings of
+    two characters or more, most selective (fewest strings) first. Each string says whether the pattern
+    starts it at a word boundary (after `\\b` or a non-word character), where it must begin a word.
+
+    A text that lacks every string of one set cannot match, and looking the strings up among the text's
+    words costs far less than running the pattern; requiring every set keeps a text full of one cue word
+    ("you are you are ...") from running all the patterns that start with it."""
     items = list(_parser.parse(pattern))
-    best: set[str] | None = None
+    sets = set()
     for start in range(len(items)):
         found = _prefixes(items[start:])
-        if not found or min(map(len, found)) < 3:
+        if not found or min(map(len, found)) < 2:
             continue
-        if best is None or (len(found), -min(map(len, found))) < (len(best), -min(map(len, best))):
-            best = found
-    return frozenset(best) if best else None
+        before = items[start - 1] if start else None
+        aligned = before is not None and (
+            (before[0] is _C.AT and before[1] is _C.AT_BOUNDARY)
+            or (before[0] is _C.LITERAL and not _WORD.match(chr(before[1]))))
+        sets.add(frozenset((string, aligned) for string in found))
+    return tuple(sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _ in found), sorted(found))))
+
+
+_WORD = re.compile(r"\w")
+Gated = tuple[tuple[frozenset[Trigger], ...], re.Pattern[str]]
 
 
 @lru_cache(maxsize=8)
-def compiled_families(names: tuple[str, ...]) -> tuple[tuple[frozenset[str] | None, re.Pattern[str]], ...]:
-    """(triggers, compiled pattern) for the named families, compiled on first use (not at import)."""
+def compiled_families(names: tuple[str, ...]) -> tuple[Gated, ...]:
+    """(trigger sets, compiled pattern) for the named families, compiled on first use (not at import)."""
     folded = [_fold_pattern(pattern) for name in names for pattern in FAMILIES[name]]
-    found = [triggers(pattern) for pattern in folded]
-    # A trigger that contains another is implied by it: checking only the shorter one scans the text once less.
-    every = set().union(*(t for t in found if t))
-    shortest = {t: min((u for u in every if u in t), key=len) for t in every}
-    return tuple((frozenset(shortest[t] for t in trigger_set) if trigger_set else None, re.compile(pattern))
-                 for trigger_set, pattern in zip(found, folded, strict=True))
+    return tuple((triggers(pattern), re.compile(pattern)) for pattern in folded)
