@@ -153,7 +153,7 @@ RUSSIAN = ("Как менеджер магазина я хочу выгружа�
 
 
 @pytest.mark.parametrize("body", [_ticket(10_000), (RUSSIAN * 100)[:10_000]], ids=["english", "russian"])
-def test_a_ten_thousand_character_ticket_is_screened_in_well_under_fifteen_ms(body):
+def test_a_ten_thousand_character_ticket_is_screened_in_well_under_five_ms(body):
     p = RequirementPacket(title="Export last month's orders", body=body)
     screen(p, DEFAULTS)
     timings = []
@@ -162,5 +162,4 @@ def test_a_ten_thousand_character_ticket_is_screened_in_well_under_fifteen_ms(bo
         started = time.process_time()
         screen(p, DEFAULTS)
         timings.append(time.process_time() - started)
-    # The injection families (about a hundred patterns in nine languages) cost most of it.
-    assert min(timings) < 0.015
+    assert min(timings) < 0.005

@@ -8,7 +8,7 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from reqgate.pipeline.config import InjectionSettings
-from reqgate.pipeline.guardrail.injection_families import Gated, compiled_families
+from reqgate.pipeline.guardrail.injection_families import Gated, Trigger, compiled_families
 from reqgate.pipeline.guardrail.normalize import normalize
 
 
@@ -51,7 +51,7 @@ def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     words = _Words(view.text)
     ranges = []
     for trigger_sets, pattern in gated:
-        if not all(any(words.has(*trigger) for trigger in group) for group in trigger_sets):
+        if not all(any(words.has(trigger) for trigger in group) for group in trigger_sets):
             continue
         for match in pattern.finditer(view.text):
             if match.end() > match.start():
@@ -67,26 +67,23 @@ class _Words:
         self._text = text
         self._sorted = sorted(set(_WORD_RUN.findall(text)))
         self._joined = " ".join(self._sorted)
-        self._seen: dict[tuple[str, bool], bool] = {}
+        self._seen: dict[Trigger, bool] = {}
 
-    def has(self, string: str, aligned: bool) -> bool:
-        key = (string, aligned)
-        found = self._seen.get(key)
+    def has(self, trigger: Trigger) -> bool:
+        found = self._seen.get(trigger)
         if found is None:
-            found = self._seen[key] = self._has(string, aligned)
+            found = self._seen[trigger] = self._has(*trigger)
         return found
 
     def _begins_a_word(self, part: str) -> bool:
         index = bisect_left(self._sorted, part)
         return index < len(self._sorted) and self._sorted[index].startswith(part)
 
-    def _has(self, string: str, aligned: bool) -> bool:
-        parts = _WORD_RUN.findall(string)
+    def _has(self, string: str, parts: tuple[str, ...], first_begins: bool) -> bool:
         if not parts:
             return string in self._text
-        # A part after a non-word character begins a word of the text; so does the first one when the
-        # pattern puts a word boundary before it. Otherwise it may sit anywhere inside a word.
-        first_begins = aligned or not _WORD_RUN.match(string)
+        # A part after a non-word character begins a word of the text; the first one may otherwise sit
+        # anywhere inside a word.
         if not (self._begins_a_word(parts[0]) if first_begins else parts[0] in self._joined):
             return False
         if not all(self._begins_a_word(part) for part in parts[1:]):

@@ -310,14 +310,15 @@ def _prefixes(items: list[tuple[Any, Any]]) -> set[str] | None:
     return out
 
 
-Trigger = tuple[str, bool]  # a string, and whether a match puts a word boundary before it
+# A string; its word parts (runs of \w); whether its first part begins a word of the text (the pattern puts a
+# word boundary before the string, or the string starts with a non-word character).
+Trigger = tuple[str, tuple[str, ...], bool]
 
 
 def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
     """Sets of strings such that every match of `pattern` contains one string of each set: one set per
     required part of the pattern's top level (its literal beginnings, with what follows them), strings of
-    two characters or more, most selective (fewest strings) first. Each string says whether the pattern
-    starts it at a word boundary (after `\\b` or a non-word character), where it must begin a word.
+    two characters or more, most selective (fewest strings) first.
 
     A text that lacks every string of one set cannot match, and looking the strings up among the text's
     words costs far less than running the pattern; requiring every set keeps a text full of one cue word
@@ -332,11 +333,13 @@ def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
         aligned = before is not None and (
             (before[0] is _C.AT and before[1] is _C.AT_BOUNDARY)
             or (before[0] is _C.LITERAL and not _WORD.match(chr(before[1]))))
-        sets.add(frozenset((string, aligned) for string in found))
-    return tuple(sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _ in found), sorted(found))))
+        sets.add(frozenset((string, tuple(_WORD_RUN.findall(string)), aligned or not _WORD_RUN.match(string))
+                           for string in found))
+    return tuple(sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _, _ in found), sorted(found))))
 
 
 _WORD = re.compile(r"\w")
+_WORD_RUN = re.compile(r"\w+")
 Gated = tuple[tuple[frozenset[Trigger], ...], re.Pattern[str]]
 
 
