@@ -3,6 +3,7 @@ view, reported in original offsets."""
 
 from __future__ import annotations
 
+import base64
 import re
 from bisect import bisect_left
 from functools import lru_cache
@@ -35,7 +36,44 @@ def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int,
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
     gated = list(compiled_families(tuple(settings.families)))
     gated += [((), pattern) for pattern in compile_patterns(tuple(settings.patterns))]
-    return _find(text, gated)
+    return merge_ranges(_find(text, gated) + _encoded(text, gated))
+
+
+# Instructions smuggled in base64, hex or 8-bit binary: each such token is decoded (its first part only, so
+# work stays bounded) and screened like text; the whole token is the passage reported.
+_ENCODED = (
+    (re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}"), "base64"),
+    (re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])"), "hex"),
+    (re.compile(r"(?<![01])(?:[01]{8} ){7,}[01]{8}(?![01])"), "binary"),
+)
+_MAX_DECODED_CHARS = 8192
+
+
+def _decode(token: str, kind: str) -> str | None:
+    token = token[:_MAX_DECODED_CHARS]
+    try:
+        if kind == "base64":
+            raw = base64.b64decode(token[: len(token) // 4 * 4])
+        elif kind == "hex":
+            raw = bytes.fromhex(token[: len(token) // 2 * 2])
+        else:
+            raw = bytes(int(byte, 2) for byte in token.split())
+        decoded = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    # Random bytes (an image, a hash) seldom decode as UTF-8 at all; text is mostly printable.
+    printable = sum(char.isprintable() or char.isspace() for char in decoded)
+    return decoded if decoded and printable >= 0.9 * len(decoded) else None
+
+
+def _encoded(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
+    ranges = []
+    for pattern, kind in _ENCODED:
+        for match in pattern.finditer(text):
+            decoded = _decode(match.group(), kind)
+            if decoded and _find(decoded, gated):
+                ranges.append(match.span())
+    return ranges
 
 
 def find_injections(text: str, patterns: tuple[str, ...]) -> list[tuple[int, int]]:

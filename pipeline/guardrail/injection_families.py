@@ -46,7 +46,7 @@ G2, G3, G4 = _gap(2), _gap(3), _gap(4)
 _OVERRIDE_VERB = _any(
     "ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting", "overrid(?:e|ing)", "bypass",
     "set aside", "throw out", "discard", "abandon", "pay no attention to", "do not follow", "don'?t follow",
-    "stop following", "no longer follow", "neglect",
+    "stop following", "no longer follow", "neglect", "overlook", "forget about",
 )
 _PRIOR = _any(
     "previous", "prior", "preceding", "above", "earlier", "former", "foregoing", "original", "initial",
@@ -69,6 +69,24 @@ _OVERRIDE = [
     r"role|instructions?|directive) (?:is|are|will be|now is|:)",
     r"\b(?:instructions|rules|guidelines) (?:above|before|so far) (?:are|were|is) (?:void|obsolete|cancel|"
     r"invalid|outdated|no longer)",
+    rf"\b{_OVERRIDE_VERB} {G3}you(?:'ve| have| were)? (?:been |just been |already been )?(?:told|instructed|"
+    rf"taught|given|programmed|asked)\b",
+    rf"\b{_OVERRIDE_VERB} (?:all )?(?:those|these|the|your) {_RULES} (?:that|which) (?:tell|told|say|limit|"
+    rf"restrict|prevent|stop)",
+    # an instruction hidden in a document: ignore the document and say something else
+    rf"\b(?:ignore|disregard|forget|overlook) (?:the |this |that |all )?(?:[^ .!?]{{1,30}} ){{0,2}}"
+    rf"(?:and|,) (?:instead )?(?:state|say|declare|claim|respond with|reply with|answer with|tell the user|"
+    rf"indicate that|write that|print that|output that)\b",
+    r"\b(?:ignorez|ignore|ignorer|oubliez|oublie) (?:la|le|les|ce|cette) (?:[^ .!?]{1,30} ){0,2}(?:et|,) "
+    r"(?:indiquez|indique|dites|dis|declarez|declare|affirmez|affirme|repondez|reponds|ecrivez|ecris)\b",
+    r"\b(?:ignora|ignore|olvida|omite|ignori|dimentica) (?:la|el|los|las|o|a|il|lo) (?:[^ .!?]{1,30} ){0,2}"
+    r"(?:y|e|,) (?:declara|di|indica|responde|escribe|afirma|diga|declare|indique|responda|escreva|dichiara|"
+    r"rispondi|scrivi)\b",
+    # el / ko / hi / ar: the plain "ignore the previous instructions"
+    r"αγνοηστε (?:ολες )?τις προηγουμενες οδηγιες|αγνοησε (?:ολες )?τις προηγουμενες οδηγιες",
+    r"이전 (?:지시|지침|명령|지시사항)[을를]? ?무시",
+    r"पिछले (?:सभी )?निर्देश(?:ों)? (?:की अनदेखी|को अनदेखा|को नज़रअंदाज़)",
+    r"(?:تجاهل|تجاهلي|انس) (?:جميع )?(?:التعليمات|الأوامر|التوجيهات) (?:السابقة)",
     # de
     rf"\b(?:ignorier|vergiss|vergessen sie|missachte|uberspring|ubergehe|verwirf)\w{{0,3}} {G3}"
     rf"(?:vorherigen|bisherigen|obigen|vorigen|fruheren|vorangegangenen|alten|deine|ihre|alle) {G2}"
@@ -164,6 +182,15 @@ _PERSONA = [
     # zh / ja
     r"(?:你现在是|你现在扮演|从现在开始,?你|从现在起,?你|扮演一个|假装你是|假装成|你不再是|开发者模式|越狱模式|不受任何限制)",
     r"(?:あなたは今から|これからあなたは|今からあなたは|になりきって|のふりをして|として振る舞|開発者モード|制限のない)",
+    r"\b(?:now|i am now|i'm now|i am|i'm|we are now|we're now) (?:entering|initiating|activating|enabling) "
+    r"(?:the |a |an )?'?(?:[a-z]{1,20} ){0,3}(?:override|maintenance|debug|developer|god|admin|sudo|unrestricted|"
+    r"jailbreak|system reset|security audit)'?(?: mode)?\b",
+    r"<(?:now )?entering [a-z ]{1,40} mode>",
+    r"\bi(?:'m| am) (?:your|the ai'?s?|the model'?s?|the assistant'?s?) (?:developer|creator|programmer|owner|admin|"
+    r"administrator|maker|master|god|trainer|operator)\b",
+    r"\bas an? (?:ai|language model|assistant|llm|chatbot)(?: model)? (?:developed|created|trained|made|built) by\b",
+    r"\bimagine (?:we(?:'re| are)|you(?:'re| are)|that we(?:'re| are)|that you(?:'re| are)) (?:in|an?|the|now)\b",
+    r"\byou (?:must|will|have to|need to|shall) (?:now )?(?:listen to|obey) (?:me|my|all my|every)\b",
 ]
 
 # -- system-prompt extraction --------------------------------------------------------------------------------
@@ -190,6 +217,15 @@ _EXTRACTION = [
     r"\b(?:word for word|verbatim)\b.{0,60}\b(?:conversation|instructions|prompt|system)\b",
     r"\b(?:conversation|instructions|prompt) (?:back )?(?:to me )?(?:word for word|verbatim)\b",
     r"\bsystem ?prompt\)",
+    r"\bwhat(?:'s| is| was) (?:your|the) (?:secret key|secret word|secret code|secret|password|passcode|"
+    r"passphrase|passcode phrase|api key)\b ?\?",
+    r"\b(?:tell me|give me|reveal|share with me|disclose|spell out|leak) (?:what )?(?:your|the) (?:secret key|"
+    r"secret word|secret code|secret|password|passcode|passphrase|passcode phrase)\b",
+    r"\b(?:write|compose|create|generate) (?:me )?(?:a |an )?(?:poem|haiku|song|story|limerick|riddle|acrostic|"
+    r"rap|joke) (?:about|containing|with|using|that (?:includes|contains|reveals)) (?:the |your )?(?:password|"
+    r"secret key|secret|system prompt|instructions|passcode)\b",
+    r"(?:quel est le mot de passe|cual es la contrasena|qual e a senha|qual e la password|was ist das passwort|"
+    r"wie lautet das passwort|какой пароль|пароль\?|パスワードは何|密码是什么)",
     r"\bthe (?:system|initial|hidden) prompt (?:is|was|reads|says) ?:",
     r"\byour (?:system|initial|original|hidden|secret|starting|first|pre-?) ?(?:instructions|prompt|message|"
     r"directives|configuration)\b",
