@@ -123,9 +123,24 @@ class PiiSettings(Strict):
         return kinds
 
 
+# Built-in injection families (pipeline/guardrail/injection_families.py); named here so that a config file
+# naming an unknown one is an error at load time.
+INJECTION_FAMILIES = ("override", "persona", "prompt_extraction", "fake_delimiter", "addressed_to_model")
+
+
 class InjectionSettings(Strict):
     action: str = Field(pattern="^(reject|sanitize|warn)$")
+    # Site-specific patterns, matched in addition to the families.
     patterns: list[str]
+    families: list[str] = Field(default_factory=lambda: list(INJECTION_FAMILIES))
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, families: list[str]) -> list[str]:
+        unknown = [name for name in families if name not in INJECTION_FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown family {', '.join(map(repr, unknown))}; known: {', '.join(INJECTION_FAMILIES)}")
+        return families
 
     @field_validator("patterns")
     @classmethod

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reqgate.handlers.jira.markup import adf_to_text, markdown_to_wiki, wiki_to_markdown
 from reqgate.handlers.publish import STICKY_MARKER, is_sticky
@@ -279,6 +281,99 @@ def test_adf_edge_cases() -> None:
     assert adf_to_text({"type": "doc", "version": 1, "content": []}) == ""
     unknown = {"type": "doc", "content": [{"type": "somethingNew", "content": [para(text("kept"))]}]}
     assert adf_to_text(unknown) == "kept"
+
+
+NON_FINITE = [float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("value", NON_FINITE + ["1e999", "x", None, True, [], {}, 1e300, -5, 10**400])
+def test_odd_numbers_in_heading_level_and_list_order_keep_the_structure(value: object) -> None:
+    doc = {"type": "doc", "content": [
+        {"type": "heading", "attrs": {"level": value}, "content": [text("Title")]},
+        {"type": "orderedList", "attrs": {"order": value},
+         "content": [{"type": "listItem", "content": [para(text("first"))]},
+                     {"type": "listItem", "content": [para(text("second"))]}]},
+    ]}
+    flat = adf_to_text(doc)
+    heading, _, rest = flat.partition("\n\n")
+    assert re.fullmatch(r"#{1,6} Title", heading)
+    assert re.fullmatch(r"\d{1,7}\. first\n\d{1,7}\. second", rest)
+
+
+def test_non_finite_numbers_parsed_from_json_do_not_raise() -> None:
+    import pydantic_core
+
+    doc = pydantic_core.from_json(
+        b'{"type":"doc","content":[{"type":"heading","attrs":{"level":1e999},"content":[{"type":"text",'
+        b'"text":"H"}]},{"type":"orderedList","attrs":{"order":-1e999},"content":[{"type":"listItem",'
+        b'"content":[{"type":"paragraph","content":[{"type":"text","text":"/reqgate recheck"}]}]}]}]}'
+    )
+    assert adf_to_text(doc) == "# H\n\n1. /reqgate recheck"
+
+
+def test_nesting_deeper_than_the_stack_keeps_its_text() -> None:
+    node: dict[str, object] = {"type": "paragraph", "content": [text("deep text")]}
+    for _ in range(5000):
+        node = {"type": "blockquote", "content": [node]}
+    assert "deep text" in adf_to_text({"type": "doc", "content": [node]})
+
+
+def test_wrongly_typed_attrs_and_content_keep_the_text() -> None:
+    doc = {"type": "doc", "content": [
+        {"type": "heading", "attrs": ["level", 2], "content": [text("A")]},
+        {"type": "paragraph", "content": "not a list"},
+        {"type": "bulletList", "attrs": "x", "content": [{"type": "listItem", "attrs": 7, "content": [para(text("B"))]}]},
+        {"type": "table", "content": [{"type": "tableRow", "content": [{"type": "tableCell", "content": {}}]}]},
+        {"type": "paragraph", "content": [{"type": "text", "text": "C", "marks": [{"type": "link", "attrs": 1}]}]},
+    ]}
+    flat = adf_to_text(doc)
+    assert all(letter in flat for letter in "ABC")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["type", "attrs", "content", "text", "level", "order", "marks", "state", "url"]),
+        children, max_size=4),
+    max_leaves=30,
+)
+_KINDS = st.sampled_from(["paragraph", "heading", "orderedList", "bulletList", "taskList", "taskItem",
+                          "listItem", "codeBlock", "blockquote", "table", "tableRow", "tableCell", "expand",
+                          "mention", "status", "text", "inlineCard", "blockCard", "emoji", "date", "weird"])
+
+
+@st.composite
+def _adf_nodes(draw: st.DrawFn, depth: int = 0) -> dict[str, object]:
+    node: dict[str, object] = {"type": draw(_KINDS), "text": draw(st.text(min_size=1, max_size=6))}
+    if draw(st.booleans()):
+        node["attrs"] = draw(st.dictionaries(st.sampled_from(["level", "order", "state", "text", "url", "title"]),
+                                             _JSON, max_size=3) | _JSON)
+    if depth < 4 and draw(st.booleans()):
+        node["content"] = draw(st.lists(_adf_nodes(depth + 1), max_size=3) | _JSON)
+    return node
+
+
+def _mark_texts(node: object, markers: list[str]) -> None:
+    """Give every text string in the document a distinct marker, so that each can be looked for."""
+    if isinstance(node, dict):
+        if isinstance(node.get("text"), str):
+            node["text"] = f"w{len(markers)}q"
+            markers.append(node["text"])
+        for key, value in node.items():
+            if key != "text":
+                _mark_texts(value, markers)
+    elif isinstance(node, list):
+        for value in node:
+            _mark_texts(value, markers)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_adf_nodes(), max_size=4))
+def test_adf_of_any_shape_keeps_every_text(content: list[dict[str, object]]) -> None:
+    markers: list[str] = []
+    _mark_texts(content, markers)
+    flat = adf_to_text({"type": "doc", "content": content})
+    assert [marker for marker in markers if marker not in flat] == []
 
 
 EXAMPLES = sorted(Path("examples").glob("*.md"))

@@ -308,3 +308,43 @@ def test_every_jira_event_queues_by_issue_id_so_one_ticket_runs_one_event_at_a_t
     assert created.ref.issue_id == issue_id and created.ref.queue_key == f"jira:id:{issue_id}"
     # The Data Center comment names its issue by id only, inside comment.self: same partition scheme.
     assert server.ref.issue_id == server.ref.key and server.ref.queue_key == f"jira:id:{server.ref.key}"
+
+
+# -- hostile ADF at the door ------------------------------------------------------------------------------
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.seen: list[Trigger] = []
+
+    async def accept(self, trigger: Trigger) -> bool:
+        self.seen.append(trigger)
+        return True
+
+    def ready(self) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize("number", [b"1e999", b"-1e999", b"1e308", b"\"NaN\""])
+def test_signed_recheck_with_a_non_finite_number_in_its_adf_is_accepted(number: bytes) -> None:
+    from starlette.testclient import TestClient
+
+    from reqgate.bot.app import create_app
+    from reqgate.bot.sources import JiraSource
+
+    adf = {"type": "doc", "version": 1, "content": [
+        {"type": "heading", "attrs": {"level": "@N"}, "content": [{"type": "text", "text": "Done"}]},
+        {"type": "orderedList", "attrs": {"order": "@N"}, "content": [
+            {"type": "listItem", "content": [{"type": "paragraph", "content": [{"type": "text", "text": "x"}]}]}]},
+        {"type": "paragraph", "content": [{"type": "text", "text": "/reqgate recheck"}]},
+    ]}
+    # json.dumps writes infinity as `Infinity`; Jira's sender may write any valid JSON number, `1e999` included.
+    body = json.dumps(with_comment(CLOUD_COMMENT, adf)).replace('"@N"', "@N").encode().replace(b"@N", number)
+    recorder = _Recorder()
+    jira = JiraSource(webhook_secret="s3cret", automation_token=None, identity=lambda: BOT)
+    http = TestClient(create_app([jira], recorder, max_body_bytes=64 * 1024))
+    answer = http.post("/webhooks/jira", content=body, headers={
+        "X-Hub-Signature": sign(body, "s3cret"), "X-Atlassian-Webhook-Identifier": "adf-1",
+        "Content-Type": "application/json"})
+    assert answer.status_code == 202, answer.text
+    assert recorder.seen[-1].command == "recheck"

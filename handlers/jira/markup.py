@@ -8,8 +8,10 @@ markdown and becomes wiki markup so that headings, checklists, tables and code r
 from __future__ import annotations
 
 import html
+import math
 import re
 import threading
+from contextvars import ContextVar
 from typing import Any
 
 import mistletoe
@@ -195,27 +197,86 @@ class _ReqGateJiraRenderer(JiraRenderer):
 # ---------------------------------------------------------------------------------------------------------
 # Atlassian Document Format -> markdown-ish text
 
+_MAX_LIST_START = 999_999
+
 
 def adf_to_text(doc: dict[str, Any]) -> str:
-    """Flatten an ADF document (v3 description or comment) to markdown-ish text for the pipeline."""
+    """Flatten an ADF document (v3 description or comment) to markdown-ish text for the pipeline.
+
+    Whatever the shape, no text is lost: text the structured conversion did not place (a text node where
+    ADF has none, a shape it cannot read) is appended, and a document it cannot read at all is kept flat.
+    """
     if not isinstance(doc, dict):
         raise TypeError("an ADF document must be a JSON object")
+    placed: set[int] = set()
+    token = _PLACED.set(placed)
     try:
-        blocks = _adf_blocks(doc.get("content") or [], "")
-    except (TypeError, ValueError, AttributeError):
-        # Not the shape ADF has (a sender's odd payload, a node kind that changed): keep every text in it.
-        blocks = [" ".join(_adf_texts(doc))]
+        blocks = _adf_blocks(_adf_content(doc), "")
+    except (TypeError, ValueError, AttributeError, OverflowError, RecursionError):
+        # Not the shape ADF has (a sender's odd payload, a node kind that changed, nesting deeper than the
+        # stack): keep every text in it.
+        placed.clear()
+        blocks = []
+    finally:
+        _PLACED.reset(token)
+    unplaced = [text for holder, text in _adf_texts(doc) if id(holder) not in placed]
+    if any(text.strip() for text in unplaced):
+        blocks.append(" ".join(unplaced))
     text = "\n\n".join(block for block in blocks if block.strip())
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def _adf_texts(node: Any) -> list[str]:
-    if isinstance(node, dict):
-        own = [node["text"]] if isinstance(node.get("text"), str) else []
-        return own + [text for key, value in node.items() if key != "text" for text in _adf_texts(value)]
-    if isinstance(node, list):
-        return [text for value in node for text in _adf_texts(value)]
-    return []
+# The objects whose `text` the conversion under way has written out (by id: they live as long as the call).
+_PLACED: ContextVar[set[int]] = ContextVar("adf_placed")
+
+
+def _place(holder: dict[str, Any], value: Any) -> str:
+    _PLACED.get().add(id(holder))
+    return str(value)
+
+
+def _adf_texts(root: Any) -> list[tuple[dict[str, Any], str]]:
+    """Every `text` string with the object holding it, in document order, without recursion."""
+    texts: list[tuple[dict[str, Any], str]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("text"), str):
+                texts.append((node, node["text"]))
+            stack.extend(reversed([value for key, value in node.items() if key != "text"]))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    return texts
+
+
+def _adf_attrs(node: Any) -> dict[str, Any]:
+    attrs = node.get("attrs") if isinstance(node, dict) else None
+    return attrs if isinstance(attrs, dict) else {}
+
+
+def _adf_content(node: Any) -> list[Any]:
+    content = node.get("content") if isinstance(node, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def _int_attr(value: Any, default: int, low: int, high: int) -> int:
+    """An integer attribute (heading level, list start) as a sender may write it: a number of any size,
+    `1e999` (infinity in JSON parsers), NaN, a numeric string or junk. Out-of-range values are clamped."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()[:32])
+        except ValueError:
+            return default
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return default
+        value = int(value)
+    if not isinstance(value, int):
+        return default
+    return min(max(value, low), high)
 
 
 def _adf_blocks(nodes: list[Any], indent: str) -> list[str]:
@@ -224,18 +285,18 @@ def _adf_blocks(nodes: list[Any], indent: str) -> list[str]:
 
 def _adf_block(node: dict[str, Any], indent: str) -> list[str]:
     kind = node.get("type")
-    attrs = node.get("attrs") or {}
-    content = node.get("content") or []
+    attrs = _adf_attrs(node)
+    content = _adf_content(node)
     if kind == "paragraph":
         return [indent + _adf_inline(content).replace("\n", "\n" + indent)]
     if kind == "heading":
-        level = min(max(int(attrs.get("level") or 1), 1), 6)
+        level = _int_attr(attrs.get("level"), 1, 1, 6)
         return [f"{indent}{'#' * level} {_adf_inline(content)}"]
     if kind in ("bulletList", "orderedList", "taskList", "decisionList"):
         return ["\n".join(_adf_list(node, indent))]
     if kind == "codeBlock":
         language = attrs.get("language") or ""
-        code = "".join(child.get("text", "") for child in content if isinstance(child, dict))
+        code = "".join(_place(child, child.get("text", "")) for child in content if isinstance(child, dict))
         return [f"{indent}```{language}\n{code}\n{indent}```"]
     if kind == "blockquote":
         inner = "\n\n".join(_adf_blocks(content, ""))
@@ -250,7 +311,7 @@ def _adf_block(node: dict[str, Any], indent: str) -> list[str]:
     if kind in ("mediaSingle", "mediaGroup", "media"):
         return [f"{indent}[attachment]"]
     if kind in ("blockCard", "embedCard"):
-        url = attrs.get("url") or (attrs.get("data") or {}).get("url") or ""
+        url = attrs.get("url") or _adf_attrs({"attrs": attrs.get("data")}).get("url") or ""
         return [f"{indent}<{url}>"] if url else []
     if kind in ("taskItem", "decisionItem", "listItem"):
         return ["\n".join(_adf_list({"type": "bulletList", "content": [node]}, indent))]
@@ -262,9 +323,10 @@ def _adf_block(node: dict[str, Any], indent: str) -> list[str]:
 
 def _adf_list(node: dict[str, Any], indent: str) -> list[str]:
     kind = node.get("type")
-    start = int((node.get("attrs") or {}).get("order") or 1)
+    # ADF allows any non-negative start; a bound keeps the rendered numbers short.
+    start = _int_attr(_adf_attrs(node).get("order"), 1, 0, _MAX_LIST_START)
     lines: list[str] = []
-    for number, item in enumerate(node.get("content") or [], start=start):
+    for number, item in enumerate(_adf_content(node), start=start):
         if not isinstance(item, dict):
             continue
         item_kind = item.get("type")
@@ -274,10 +336,10 @@ def _adf_list(node: dict[str, Any], indent: str) -> list[str]:
         if kind == "orderedList":
             bullet = f"{number}."
         elif item_kind == "taskItem":
-            bullet = "- [x]" if (item.get("attrs") or {}).get("state") == "DONE" else "- [ ]"
+            bullet = "- [x]" if _adf_attrs(item).get("state") == "DONE" else "- [ ]"
         else:
             bullet = "-"
-        children = item.get("content") or []
+        children = _adf_content(item)
         if item_kind in ("taskItem", "decisionItem"):
             inline = [c for c in children if isinstance(c, dict) and c.get("type") in _INLINE]
             nested = [c for c in children if isinstance(c, dict) and c.get("type") not in _INLINE]
@@ -293,10 +355,10 @@ def _adf_list(node: dict[str, Any], indent: str) -> list[str]:
 
 def _adf_table(node: dict[str, Any], indent: str) -> list[str]:
     rows: list[list[str]] = []
-    for row in node.get("content") or []:
+    for row in _adf_content(node):
         cells = [
-            " ".join(_adf_blocks(cell.get("content") or [], "")).replace("\n", " ").replace("|", "\\|")
-            for cell in (row.get("content") or [])
+            " ".join(_adf_blocks(_adf_content(cell), "")).replace("\n", " ").replace("|", "\\|")
+            for cell in _adf_content(row)
             if isinstance(cell, dict)
         ]
         rows.append(cells)
@@ -329,27 +391,28 @@ def _adf_inline(nodes: list[Any]) -> str:
         if not isinstance(node, dict):
             continue
         kind = node.get("type")
-        attrs = node.get("attrs") or {}
+        attrs = _adf_attrs(node)
         if kind == "text":
-            out.append(_adf_marks(str(node.get("text", "")), node.get("marks") or []))
+            marks = node.get("marks")
+            out.append(_adf_marks(_place(node, node.get("text", "")), marks if isinstance(marks, list) else []))
         elif kind == "hardBreak":
             out.append("\n")
         elif kind == "mention":
-            name = str(attrs.get("text") or attrs.get("id") or "someone")
+            name = _place(attrs, attrs.get("text") or attrs.get("id") or "someone")
             out.append(name if name.startswith("@") else f"@{name}")
         elif kind == "emoji":
-            out.append(str(attrs.get("text") or attrs.get("shortName") or ""))
+            out.append(_place(attrs, attrs.get("text") or attrs.get("shortName") or ""))
         elif kind == "inlineCard":
-            url = attrs.get("url") or (attrs.get("data") or {}).get("url")
+            url = attrs.get("url") or _adf_attrs({"attrs": attrs.get("data")}).get("url")
             out.append(f"<{url}>" if url else "")
         elif kind == "status":
-            out.append(f"[{attrs.get('text', '')}]")
+            out.append(f"[{_place(attrs, attrs.get('text', ''))}]")
         elif kind == "date":
             out.append(str(attrs.get("timestamp", "")))
         elif kind == "placeholder":
-            out.append(str(attrs.get("text", "")))
+            out.append(_place(attrs, attrs.get("text", "")))
         else:
-            out.append(_adf_inline(node.get("content") or []))
+            out.append(_adf_inline(_adf_content(node)))
     return "".join(out)
 
 
@@ -370,5 +433,5 @@ def _adf_marks(text: str, marks: list[Any]) -> str:
         elif kind == "strike":
             text = f"~~{text}~~"
         elif kind == "link":
-            link = (mark.get("attrs") or {}).get("href")
+            link = _adf_attrs(mark).get("href")
     return f"[{text}]({link})" if link else text

@@ -60,7 +60,7 @@ def lower_aligned(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _fold(char: str) -> str:
+def fold_char(char: str) -> str:
     """The matching form of one character: "" for invisible ones, " " for any space, else folded letters."""
     if char in _INVISIBLE or unicodedata.category(char) in ("Cf", "Mn", "Me"):
         return ""
@@ -83,7 +83,7 @@ class _Table(dict[int, str | None]):
 
     def __missing__(self, code: int) -> str | None:
         char = chr(code)
-        folded = _fold(char)
+        folded = fold_char(char)
         # The "odd" table keeps only characters that do not fold to exactly one character.
         value = (None if len(folded) == 1 else char) if self._odd_only else folded
         if len(self) < self._LIMIT:
@@ -171,7 +171,7 @@ class _Builder:
     def emit_each(self, run: str, orig_start: int) -> None:
         """Emit a run holding characters that vanish or expand, folding one character at a time."""
         for offset, char in enumerate(run, orig_start):
-            piece = _fold(char)
+            piece = fold_char(char)
             if piece == " " and self.last_space:
                 continue
             if piece:

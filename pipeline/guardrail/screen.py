@@ -7,7 +7,7 @@ from collections import Counter
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.guardrail import length
 from reqgate.pipeline.guardrail.detect import KIND_BY_NAME, KINDS, PII_CHECK, Hit, detect, placeholder
-from reqgate.pipeline.guardrail.injection import find_injections
+from reqgate.pipeline.guardrail.injection import detect_injections
 from reqgate.pipeline.schemas import Finding, GuardrailReport, Mode, RequirementPacket, Span, TicketType
 
 INJECTION_CHECK = "guardrail.injection"
@@ -112,7 +112,7 @@ def screen(packet: RequirementPacket, config: Config, ticket_type: TicketType | 
         regions = settings.pii.phone_regions
         hits = detect(title, kinds, regions) + [hit.shifted(body_offset) for hit in detect(body, kinds, regions)]
     action = settings.injection.action
-    injections = find_injections(text, tuple(settings.injection.patterns))
+    injections = detect_injections(text, settings.injection)
 
     edits: list[Edit] = [(hit.start, hit.end, placeholder(hit.kind)) for hit in hits]
     if action == "sanitize":

@@ -1,0 +1,386 @@
+"""Built-in prompt-injection families, matched on the normalised view (lower case, look-alikes folded,
+accents dropped, one space between words).
+
+Each family describes a kind of attack rather than a phrase: a verb of overriding near a word for earlier
+instructions, whatever words sit between them; a switch of persona addressed to "you"; a request for the
+hidden prompt; a forged conversation delimiter; a note addressed to the model or reviewer. English, German,
+French, Spanish, Portuguese, Italian, Russian, Chinese and Japanese are covered.
+
+What keeps false positives down on real tickets (which talk about ignoring whitespace, previous versions,
+prompts of AI features and system messages) is that every pattern needs two cues: the verb *and* a word for
+the model's instructions, a persona switch *addressed to you*, a prompt *of yours*.
+
+Every pattern runs in linear time: gaps between cue words are bounded (`_gap`), each a word without spaces
+followed by one space, so that no gap can be split two ways; no pattern nests an unbounded quantifier.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+# The standard library's own parser of regular expressions, to find the literal words a pattern requires.
+try:
+    from re import _constants as _C  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+except ImportError:  # Python < 3.11 had them as modules of their own
+    import sre_constants as _C  # type: ignore[no-redef]
+    import sre_parse as _parser  # type: ignore[no-redef]
+
+from reqgate.pipeline.guardrail.normalize import fold_char
+
+
+def _gap(words: int) -> str:
+    """Up to `words` words (of at most 30 characters) and their spaces, between two cue words."""
+    return rf"(?:[^ .!?]{{1,30}} ){{0,{words}}}"
+
+
+def _any(*words: str) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+G2, G3, G4 = _gap(2), _gap(3), _gap(4)
+
+# -- instruction override ------------------------------------------------------------------------------------
+_OVERRIDE_VERB = _any(
+    "ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting", "overrid(?:e|ing)", "bypass",
+    "set aside", "throw out", "discard", "abandon", "pay no attention to", "do not follow", "don'?t follow",
+    "stop following", "no longer follow", "neglect", "overlook", "forget about",
+)
+_PRIOR = _any(
+    "previous", "prior", "preceding", "above", "earlier", "former", "foregoing", "original", "initial",
+    "your", "the system'?s?", "system", "developer'?s?", "safety", "pre-?programmed",
+)
+_RULES = _any(
+    "instructions?", "directions", "directives?", "guidelines?", "rules", "prompts?", "commands",
+    "context", "constraints", "restrictions", "programming", "training", "polic(?:y|ies)", "filters?",
+    "guardrails?", "safeguards", "limitations", "ethics", "morals", "content polic(?:y|ies)", "orders",
+    "system messages?", "task", "assignment",
+)
+_OVERRIDE = [
+    rf"\b{_OVERRIDE_VERB} {G2}{_PRIOR} {G3}{_RULES}\b",
+    rf"\b{_OVERRIDE_VERB} (?:all |everything |anything |what )?(?:that )?(?:you (?:were|have been|'ve been) "
+    rf"(?:told|given|instructed)|(?:was |i )?(?:said|told you|written|stated) (?:above|before|previously|earlier)|"
+    rf"(?:above|before|previously|so far)\b)",
+    rf"\b{_OVERRIDE_VERB} (?:all |any )?(?:of )?(?:your|the) (?:instructions|rules|guidelines|programming)\b",
+    r"\b(?:new|updated|real|actual|true|secret|hidden|revised|override) (?:system )?instructions? ?:",
+    r"\byour (?:new|real|actual|true|only|sole|primary|next|updated) (?:task|objective|goal|job|mission|purpose|"
+    r"role|instructions?|directive) (?:is|are|will be|now is|:)",
+    r"\b(?:instructions|rules|guidelines) (?:above|before|so far) (?:are|were|is) (?:void|obsolete|cancel|"
+    r"invalid|outdated|no longer)",
+    rf"\b{_OVERRIDE_VERB} {G3}you(?:'ve| have| were)? (?:been |just been |already been )?(?:told|instructed|"
+    rf"taught|given|programmed|asked)\b",
+    rf"\b{_OVERRIDE_VERB} (?:all )?(?:those|these|the|your) {_RULES} (?:that|which) (?:tell|told|say|limit|"
+    rf"restrict|prevent|stop)",
+    # an instruction hidden in a document: ignore the document and say something else
+    rf"\b(?:ignore|disregard|forget|overlook) (?:the |this |that |all )?(?:[^ .!?]{{1,30}} ){{0,2}}"
+    rf"(?:and|,) (?:instead )?(?:state|say|declare|claim|respond with|reply with|answer with|tell the user|"
+    rf"indicate that|write that|print that|output that)\b",
+    r"\b(?:ignorez|ignore|ignorer|oubliez|oublie) (?:la|le|les|ce|cette) (?:[^ .!?]{1,30} ){0,2}(?:et|,) "
+    r"(?:indiquez|indique|dites|dis|declarez|declare|affirmez|affirme|repondez|reponds|ecrivez|ecris)\b",
+    r"\b(?:ignora|ignore|olvida|omite|ignori|dimentica) (?:la|el|los|las|o|a|il|lo) (?:[^ .!?]{1,30} ){0,2}"
+    r"(?:y|e|,) (?:declara|di|indica|responde|escribe|afirma|diga|declare|indique|responda|escreva|dichiara|"
+    r"rispondi|scrivi)\b",
+    # el / ko / hi / ar: the plain "ignore the previous instructions"
+    r"αγνοηστε (?:ολες )?τις προηγουμενες οδηγιες|αγνοησε (?:ολες )?τις προηγουμενες οδηγιες",
+    r"이전 (?:지시|지침|명령|지시사항)[을를]? ?무시",
+    r"पिछले (?:सभी )?निर्देश(?:ों)? (?:की अनदेखी|को अनदेखा|को नज़रअंदाज़)",
+    r"(?:تجاهل|تجاهلي|انس) (?:جميع )?(?:التعليمات|الأوامر|التوجيهات) (?:السابقة)",
+    # de
+    rf"\b(?:ignorier|vergiss|vergessen sie|missachte|uberspring|ubergehe|verwirf)\w{{0,3}} {G3}"
+    rf"(?:vorherigen|bisherigen|obigen|vorigen|fruheren|vorangegangenen|alten|deine|ihre|alle) {G2}"
+    rf"(?:anweisungen|instruktionen|regeln|befehle|vorgaben|richtlinien|anordnungen)",
+    r"\bneue anweisungen ?:",
+    # fr
+    rf"\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|ne tiens pas compte|ne tenez pas compte|"
+    rf"fais abstraction|faites abstraction|neglige|negligez) {G3}(?:instructions?|consignes|regles|directives|"
+    rf"ordres|indications)\b",
+    rf"\b(?:ignore|ignorez|ignorer|oublie|oubliez) (?:tout )?(?:ce qui (?:precede|est au-dessus)|ce qu'on t'a dit)",
+    r"\bnouvelles instructions ?:",
+    # es / pt / it
+    rf"\b(?:ignora|ignore|ignorar|ignoren|olvida|olvide|olvidar|olviden|omite|omita|descarta|desconsidera|"
+    rf"esqueca|esquece|esquecer|desconsidere|dimentica|dimenticare|trascura|tralascia) {G3}"
+    rf"(?:instrucciones|indicaciones|reglas|directrices|ordenes|instrucoes|regras|diretrizes|comandos|"
+    rf"istruzioni|regole|indicazioni|direttive)\b",
+    r"\b(?:nuevas instrucciones|novas instrucoes|nuove istruzioni) ?:",
+    # ru (folded: Cyrillic letters that look Latin read as Latin; patterns are folded the same way)
+    rf"(?:игнорируй|игнорируйте|игнорировать|забудь|забудьте|проигнорируй|не обращай внимания на|"
+    rf"отбрось|отмени|пренебреги) {G3}(?:инструкци|указани|правил|команд|ограничени)",
+    r"новые инструкции ?:",
+    # zh / ja (no spaces between words: bounded character windows instead)
+    r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|不要遵守|跳过|覆盖)[^。！？\n]{0,12}(?:指令|指示|说明|规则|提示|要求|命令|设定|限制)",
+    r"(?:以前|前|上記|これまで|先程|最初|全て|すべて)の[^。！？\n]{0,8}(?:指示|命令|ルール|指令|プロンプト|制約)[^。！？\n]{0,6}"
+    r"(?:無視|忘れ|従わな|破棄)",
+    r"(?:指示|命令|ルール|指令|プロンプト)[はを][^。！？\n]{0,4}(?:無視|忘れて)",
+]
+
+# -- persona switch and jailbreak role-play ------------------------------------------------------------------
+_PERSONA = [
+    r"\byou (?:are|re|'re) (?:now|no longer|from now on|henceforth|about to (?:immerse|become|act|play)|"
+    r"going to (?:act|pretend|play|roleplay|role-play|be (?:my|an? (?:ai|unfiltered|evil|new))))\b",
+    r"\byou (?:are|'re) (?:now )?(?:in|entering) (?:developer|dan|god|jailbreak|jailbroken|unrestricted|"
+    r"maintenance|debug|admin|sudo|evil|opposite) mode\b",
+    r"\bfrom now on,? (?:you|your|act|respond|answer|reply|pretend|always|only|speak|talk)\b",
+    r"\b(?:i want you to|i need you to|you will|you must|you shall|please|you should|you are to|you're to|you "
+    r"have to|can you|could you) (?:now )?(?:act|behave|pretend|roleplay|role-play|play the role|impersonate|"
+    r"simulate|respond|answer|reply|become|be) (?:as|like|to be|the role of|as if|a|an)\b",
+    r"\b(?:act|behave|respond|answer|reply|write|speak|talk) (?:as if|as though|like) you(?:'re| are| were)\b",
+    r"\b(?:pretend|imagine|suppose|assume) (?:to be|you are|you're|that you are|that you're|yourself)\b",
+    r"\b(?:roleplay|role-play|role play) (?:as|with me)\b",
+    r"\b(?:stay|remain|keep) (?:fully |always )?in character\b",
+    r"\b(?:break|breaking|broke) (?:out of )?character\b",
+    r"\bdo anything now\b",
+    r"\b(?:dan|stan|dude|aim|developer) mode (?:enabled|output|response|activated|on)\b",
+    r"\b(?:enable|activate|enter|switch to) (?:dan|developer|god|jailbreak|unrestricted|evil) mode\b",
+    r"\bjailbr(?:ea|o)k(?:en|ed)? (?:mode|prompt|version|ai|response)\b",
+    r"\b(?:without|free (?:of|from)|not bound by|unbound by|no|ignore|ignoring|bypass|break free of) "
+    r"(?:any |all |the )?(?:ethical|moral|content|safety|openai'?s?|anthropic'?s?|usual|typical|standard|"
+    r"censorship)? ?(?:ethics|morals|censorship|(?:ethical|moral|content|safety) (?:guidelines|restrictions|"
+    r"filters?|polic(?:y|ies)|limits|constraints|rules|boundaries|considerations))\b",
+    r"\b(?:unfiltered|uncensored|amoral|unrestricted|unethical|jailbroken|evil) (?:ai|assistant|chatbot|"
+    r"model|llm|version of (?:yourself|chatgpt|gpt))\b",
+    r"\b(?:chatgpt|gpt-?\d?|claude|the assistant|the ai|the model|llm) (?:with|in) (?:developer|dan|god) mode\b",
+    r"\b(?:no|without) (?:any )?(?:restrictions|limitations|filters|censorship|rules) (?:or|and|whatsoever)\b",
+    r"\b(?:you (?:can|will|must|should) )?(?:never|not) (?:refuse|decline) (?:to answer|any|a request)\b",
+    r"\byou are (?:[a-z0-9.-]{1,20}gpt|an? (?:ai|chatbot|language model|large language model|ai assistant)"
+    r"(?: model)? (?:that|who|which|without|with no|named|called)\b)",
+    r"\b(?:from now,? you (?:are|will|act)|now you (?:act|will act|are going to act) as)\b",
+    r"\b(?:ai|chatbot|model|assistant|language model|gpt|bot|persona|character)\b[^.]{0,40}\b(?:without|free of|"
+    r"not bound by|no) (?:any |all |the )?(?:restrictions|filters|limitations|censorship|ethics|morals|"
+    r"moral or ethical|ethical or moral)\b",
+    r"\b(?:never|not|don'?t|doesn'?t|won'?t|cannot|can'?t|will not|do not) refuse (?:any|a|to answer|to respond|"
+    r"user|requests?|my|the user|anything)\b",
+    r"\b(?:play|playing|act as|acting as|simulate|simulating) (?:two|2|three|3) (?:characters|entities|personas|"
+    r"roles|ais|personalities)\b",
+    r"\b(?:fictional|hypothetical|imaginary|virtual|evil|rogue) (?:ai|language model|chatbot|ai assistant|llm|"
+    r"ai model)\b",
+    r"\bopenai'?s? (?:content |usage )?(?:polic|guideline|rules|restrictions|filters)",
+    r"\b(?:respond|answer|reply|speak|stay) as (?:the character|dan|[a-z0-9.-]{1,20}gpt)\b",
+    # de
+    r"\bdu bist (?:jetzt|nun|ab jetzt|ab sofort|von nun an)\b",
+    r"\b(?:ab jetzt|ab sofort|von nun an) (?:bist du|wirst du|antwortest du|verhaltst du)\b",
+    r"\b(?:tu so als|tue so als|stell dir vor,? du (?:bist|warst)|spiele die rolle|verhalte dich wie|"
+    r"gib dich als)\b",
+    # fr
+    r"\b(?:tu es|vous etes) (?:maintenant|desormais|a present)\b",
+    r"\b(?:a partir de maintenant|desormais|dorenavant),? (?:tu|vous)\b",
+    r"\b(?:fais semblant|faites semblant|agis comme|agissez comme|joue le role|jouez le role|"
+    r"imagine que tu es|imaginez que vous etes|comporte-toi comme)\b",
+    # es / pt / it
+    r"\b(?:ahora eres|a partir de ahora,? (?:eres|seras|actua|responde|tu)|de ahora en adelante,? "
+    r"(?:eres|seras|actua|responde))\b",
+    r"\b(?:finge|finja|fingir) (?:que eres|ser|que es|que voce e)\b",
+    r"\b(?:actua como|actue como|juega el papel|haz de cuenta)\b",
+    r"\b(?:agora voce e|voce agora e|a partir de agora,? (?:voce|seja|aja|responda)|aja como|"
+    r"atue como|interprete o papel)\b",
+    r"\b(?:ora sei|adesso sei|da ora in poi,? (?:sei|tu|rispondi|agisci)|d'ora in poi,? (?:sei|tu|rispondi)|"
+    r"fingi di essere|comportati come|fai finta di essere|interpreta il ruolo|agisci come)\b",
+    # ru
+    r"(?:теперь ты|отныне ты|с этого момента ты|представь,? что ты|притворись|веди себя как|ты больше не|"
+    r"сыграй роль|играй роль|режим разработчика)",
+    # zh / ja
+    r"(?:你现在是|你现在扮演|从现在开始,?你|从现在起,?你|扮演一个|假装你是|假装成|你不再是|开发者模式|越狱模式|不受任何限制)",
+    r"(?:あなたは今から|これからあなたは|今からあなたは|になりきって|のふりをして|として振る舞|開発者モード|制限のない)",
+    r"\b(?:now|i am now|i'm now|i am|i'm|we are now|we're now) (?:entering|initiating|activating|enabling) "
+    r"(?:the |a |an )?'?(?:[a-z]{1,20} ){0,3}(?:override|maintenance|debug|developer|god|admin|sudo|unrestricted|"
+    r"jailbreak|system reset|security audit)'?(?: mode)?\b",
+    r"<(?:now )?entering [a-z ]{1,40} mode>",
+    r"\bi(?:'m| am) (?:your|the ai'?s?|the model'?s?|the assistant'?s?) (?:developer|creator|programmer|owner|admin|"
+    r"administrator|maker|master|god|trainer|operator)\b",
+    r"\bas an? (?:ai|language model|assistant|llm|chatbot)(?: model)? (?:developed|created|trained|made|built) by\b",
+    r"\bimagine (?:we(?:'re| are)|you(?:'re| are)|that we(?:'re| are)|that you(?:'re| are)) (?:in|an?|the|now)\b",
+    r"\byou (?:must|will|have to|need to|shall) (?:now )?(?:listen to|obey) (?:me|my|all my|every)\b",
+]
+
+# -- system-prompt extraction --------------------------------------------------------------------------------
+_REVEAL = _any(
+    "reveal", "show", "print", "display", "output", "repeat", "recite", "tell me", "give me", "share", "leak",
+    "dump", "spell out", "write out", "copy", "return", "disclose", "echo", "provide", "summari[sz]e",
+    "translate", "encode", "paste", "list", "type out", "read back", "what (?:is|are|was|were)", "expose",
+)
+_EXTRACTION = [
+    rf"\b{_REVEAL} (?:me |us )?(?:back )?(?:all |exactly |verbatim |everything in |the contents of |the text of )?"
+    rf"(?:of )?your {G2}(?:system ?prompt|system message|prompt|instructions|directives|rules|guidelines|"
+    rf"configuration|initial prompt|pre-?prompt|programming|context window|hidden text)",
+    rf"\b{_REVEAL} {G3}(?:the |your )?(?:system ?prompt|system message|initial prompt|hidden prompt|"
+    rf"original prompt|secret prompt|pre-?prompt|starting prompt|meta ?prompt)\b(?! (?:field|setting|editor|"
+    rf"template|input|box|config|variable|parameter|used by|for the|of the|in the (?:ui|admin|settings)))",
+    rf"\b(?:repeat|output|print|recite|copy|show|return|write) (?:all |everything |back )?(?:of )?"
+    rf"(?:the )?(?:text|words|content|everything|conversation|messages?|lines|instructions)"
+    rf" (?:above|before this|prior to this|so far)\b",
+    r"\b(?:instructions|prompt|text|rules|words|guidelines) (?:that )?you (?:were|have been|'ve been|got) "
+    r"(?:given|told|provided|programmed with|initiali[sz]ed with|instructed)",
+    r"\bwhat (?:were you|have you been|are you) (?:told|instructed|programmed|not (?:supposed|allowed) to)\b",
+    r"\b(?:my|your) (?:initial |original |system |secret |hidden )?instructions (?:are|were) ?:",
+    r"\bi was (?:instructed|told|programmed) to\b'?\"?$",
+    r"\b(?:word for word|verbatim)\b.{0,60}\b(?:conversation|instructions|prompt|system)\b",
+    r"\b(?:conversation|instructions|prompt) (?:back )?(?:to me )?(?:word for word|verbatim)\b",
+    r"\bsystem ?prompt\)",
+    r"\bwhat(?:'s| is| was) (?:your|the) (?:secret key|secret word|secret code|secret|password|passcode|"
+    r"passphrase|passcode phrase|api key)\b ?\?",
+    r"\b(?:tell me|give me|reveal|share with me|disclose|spell out|leak) (?:what )?(?:your|the) (?:secret key|"
+    r"secret word|secret code|secret|password|passcode|passphrase|passcode phrase)\b",
+    r"\b(?:write|compose|create|generate) (?:me )?(?:a |an )?(?:poem|haiku|song|story|limerick|riddle|acrostic|"
+    r"rap|joke) (?:about|containing|with|using|that (?:includes|contains|reveals)) (?:the |your )?(?:password|"
+    r"secret key|secret|system prompt|instructions|passcode)\b",
+    r"(?:quel est le mot de passe|cual es la contrasena|qual e a senha|qual e la password|was ist das passwort|"
+    r"wie lautet das passwort|какой пароль|пароль\?|パスワードは何|密码是什么)",
+    r"\bthe (?:system|initial|hidden) prompt (?:is|was|reads|says) ?:",
+    r"\byour (?:system|initial|original|hidden|secret|starting|first|pre-?) ?(?:instructions|prompt|message|"
+    r"directives|configuration)\b",
+    r"\b(?:repeat|output|print|recite|echo|reproduce) (?:all |back )?(?:of )?the (?:above|preceding|"
+    r"previous|initial) (?:text|words|prompt|lines)\b",
+    # de / fr / es / pt / it
+    r"\b(?:zeig|zeige|gib|nenne|wiederhole|verrate|drucke)\w{0,2} (?:mir )?(?:deinen|deine|ihren|ihre|den|die) "
+    r"(?:system ?prompt|systemnachricht|anweisungen|instruktionen|ursprunglichen anweisungen|regeln)\b",
+    r"\b(?:montre|montrez|revele|revelez|affiche|affichez|repete|repetez|donne|donnez|dis|dites)(?:-moi)? "
+    r"(?:moi )?(?:ton|votre|tes|vos) (?:prompt|invite systeme|instructions|consignes|message systeme)",
+    r"\b(?:muestra|muestrame|revela|revelame|repite|dime|imprime|mostre|revele|repita|diga|mostra|rivela|"
+    r"ripeti|dimmi|stampa)(?:-me)? (?:me )?(?:tu|tus|su|sus|seu|suas|suas|teu|tuo|tue|il tuo|le tue|o seu|"
+    r"as suas) (?:prompt|instrucciones|instrucoes|istruzioni|reglas|regras|regole|mensaje del sistema|"
+    r"mensagem do sistema|messaggio di sistema)",
+    r"\b(?:prompt del sistema|prompt de sistema|prompt di sistema|prompt systeme|system-?prompt) "
+    r"(?:completo|completa|entier|complet|vollstandig)\b",
+    # ru / zh / ja
+    r"(?:покажи|выведи|повтори|раскрой|напиши|расскажи)[^.!?\n]{0,20}(?:системн|свои инструкции|свой промпт|"
+    r"твои инструкции|исходные инструкции)",
+    r"(?:输出|显示|打印|重复|告诉我|透露|泄露|展示)[^。！？\n]{0,8}(?:系统提示|系统消息|初始指令|原始指令|你的指令|你的提示)",
+    r"(?:システムプロンプト|初期指示|最初の指示|元の指示)[^。！？\n]{0,10}(?:表示|教えて|出力|見せて|繰り返)",
+]
+
+# -- forged conversation delimiters and tags -----------------------------------------------------------------
+_DELIMITER = [
+    r"</?(?:system|assistant|instructions?|inst|sys|im_start|im_end|untrusted[_-]?[a-z_-]{0,20}|"
+    r"system[_-]?(?:prompt|message|instructions?)|admin|developer_message|user_input)>",
+    r"<\|[a-z_]{2,20}\|>",
+    r"<<\s?/?sys\s?>>",
+    r"\[/?(?:inst|sys|system|system message|system prompt|admin|admin request|system override|developer mode)"
+    r"(?:\]|::| ?:)",
+    r"(?:^|[\s#*=>\-\[(|])(?:system|assistant|admin|administrator|developer|root|sudo) (?:override|instructions?|"
+    r"directive|command|prompt|message|update|notice) ?:",
+    r"(?:-{2,}|={2,}|#{2,}|\*{2,}|\[|<|\(|\|) ?(?:end|begin|beginning|start|stop) (?:of )?(?:the )?"
+    r"(?:user |untrusted |system |original |previous )?(?:input|prompt|instructions|document|context|ticket|"
+    r"conversation|email|data|text|message)\b",
+    r"(?:^|[\s#*>\[(|])(?:user|human) ?: [^\n]{0,300}?\b(?:assistant|ai|bot|gpt|chatgpt|claude) ?: ",
+    r"#{2,} ?(?:new (?:instruction|instructions)|system prompt|system message)\b",
+    r"\bsystem ?:[^\n]{0,80}\b(?:ignore|you are|you will|from now on|override|new instructions?)\b",
+]
+
+# -- text addressed to the model or the reviewer; verdict manipulation ---------------------------------------
+_MODEL = _any(
+    "ai", "a\\.i\\.", "llm", "llms", "language models?", "large language models?", "assistant", "ai assistant",
+    "ai model", "reviewer", "review bot", "ai reviewer", "chatbot", "gpt", "chatgpt", "claude", "copilot",
+    "agent", "ai agent", "bot", "reqgate", "model", "automated reviewer", "automated review", "gemini",
+)
+_ADDRESSED = [
+    rf"\b(?:note|instructions?|reminder|hint|p\.?s\.?|message|important|attention) (?:to|for) (?:the |any |all )?"
+    rf"(?:ai|a\.i\.|llm|llms|language models?|ai assistant|ai model|reviewer bot|review bot|ai reviewer|"
+    rf"automated reviewer|chatgpt|gpt|claude|ai agent|reqgate|assistant reading this|model reading this)s?\b",
+    rf"\b(?:if|when|while) you(?:'re| are) (?:an? )?(?:ai|llm|language model|large language model|ai assistant|"
+    rf"automated|chatbot|gpt|claude|assistant|model|bot) ?(?:reading|reviewing|processing|summari[sz]ing|parsing|"
+    rf"analy[sz]ing|,|\.|that)",
+    rf"\b(?:dear|hey|hi|hello|attention|ok|okay|listen) (?:the )?{_MODEL}\b ?[,!:]",
+    rf"\b(?:ai|llm|assistant|chatgpt|gpt|claude|reqgate|reviewer|review bot|ai reviewer|language model)s? ?[,:] "
+    rf"(?:please )?(?:ignore|approve|mark|rate|score|say|respond|reply|output|print|tell|do not|don'?t|you must|"
+    rf"you should|make sure|always|never|classify|label|treat|consider|forget|disregard|pretend|act)\b",
+    r"\b(?:mark|rate|score|label|set|flag|approve|classify|grade) (?:this|the) (?:ticket|issue|story|"
+    r"requirement|request|pr|pull request|document|email|domain|website|candidate|resume|submission) "
+    r"(?:as )?(?:ready|approved|100|perfect|safe|benign|legitimate|not malicious|excellent|top)\b",
+    r"\b(?:give|assign|award) (?:this|the|it) (?:ticket |issue |story |requirement |candidate |submission )?"
+    r"(?:a |the )?(?:perfect|full|maximum|max|top|highest|100|10/10) (?:score|rating|marks|grade)\b",
+    r"\b(?:this|the) (?:ticket|story|requirement|issue) (?:is|should be|must be) (?:marked |rated |scored )?"
+    r"(?:as )?(?:ready|approved|perfect)(?: by| regardless| no matter| without)\b",
+    r"\b(?:respond|reply|answer|output) (?:only )?with (?:\"|'|`)?(?:ready|approved|yes|safe|not malicious|"
+    r"benign)(?:\"|'|`)?(?: and nothing else| only)?\b ?(?:$|[.!]| regardless| no matter)",
+    r"\b(?:the )?(?:ai|llm|language model|assistant|model|chatbot|reviewer) (?:must|should|shall|will|needs to) "
+    r"(?:ignore|approve|disregard|forget|say|respond with|reply with|output|always answer|not mention|"
+    r"never mention|mark)\b",
+    # de / fr / es / pt / it / ru / zh / ja
+    r"\b(?:hinweis|anweisung|nachricht) (?:an|fur) (?:die |den )?(?:ki|ai|llm|sprachmodell|assistenten|bot|"
+    r"prufer)\b",
+    r"\b(?:note|message|instructions?) (?:a|pour) (?:l'|la |le )?(?:ia|ai|llm|assistant|modele|bot|relecteur)\b",
+    r"\b(?:nota|mensaje|instrucciones|mensagem|instrucoes|istruzioni|messaggio) (?:para|per|a) (?:la |el |o |a |"
+    r"l')?(?:ia|ai|llm|asistente|assistente|modelo|modello|bot|revisor|revisore)\b",
+    r"(?:примечание|сообщение|инструкция|указание) для (?:ии|ai|llm|модели|ассистента|бота|нейросети)",
+    r"(?:给ai|给人工智能|致ai|对ai|ai助手[,:：]|致模型|给模型|给大模型)",
+    r"(?:aiへの|aiに対する|アシスタントへの|モデルへの)(?:指示|メッセージ|注意)",
+]
+
+FAMILIES: dict[str, list[str]] = {
+    "override": _OVERRIDE,
+    "persona": _PERSONA,
+    "prompt_extraction": _EXTRACTION,
+    "fake_delimiter": _DELIMITER,
+    "addressed_to_model": _ADDRESSED,
+}
+
+
+def _fold_pattern(pattern: str) -> str:
+    """A pattern written in its natural script, folded as `normalize` folds text, so that it matches the view.
+
+    Only characters outside ASCII are folded (and escaped), so the regular-expression syntax stays as written.
+    """
+    return "".join(char if char.isascii() else re.escape(fold_char(char)) for char in pattern)
+
+
+def _prefixes(items: list[tuple[Any, Any]]) -> set[str] | None:
+    """The literal strings every match of the parsed sequence `items` starts with (None: not known)."""
+    out = {""}
+    for op, value in items:
+        if op is _C.LITERAL:
+            out = {prefix + chr(value) for prefix in out}
+        elif op is _C.AT:
+            continue
+        elif op in (_C.SUBPATTERN, _C.BRANCH):
+            branches = [list(value[-1])] if op is _C.SUBPATTERN else [list(branch) for branch in value[1]]
+            alternatives: set[str] = set()
+            for branch in branches:
+                prefixes = _prefixes(branch)
+                if prefixes is None:
+                    return None
+                alternatives |= prefixes
+            return {prefix + alternative for prefix in out for alternative in alternatives}
+        else:
+            break
+    return out
+
+
+# A string; its word parts (runs of \w); whether its first part begins a word of the text (the pattern puts a
+# word boundary before the string, or the string starts with a non-word character).
+Trigger = tuple[str, tuple[str, ...], bool]
+
+
+def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
+    """Sets of strings such that every match of `pattern` contains one string of each set: one set per
+    required part of the pattern's top level (its literal beginnings, with what follows them), strings of
+    two characters or more, most selective (fewest strings) first.
+
+    A text that lacks every string of one set cannot match, and looking the strings up among the text's
+    words costs far less than running the pattern; requiring every set keeps a text full of one cue word
+    ("you are you are ...") from running all the patterns that start with it."""
+    items = list(_parser.parse(pattern))
+    sets = set()
+    for start in range(len(items)):
+        found = _prefixes(items[start:])
+        if not found or min(map(len, found)) < 2:
+            continue
+        before = items[start - 1] if start else None
+        aligned = before is not None and (
+            (before[0] is _C.AT and before[1] is _C.AT_BOUNDARY)
+            or (before[0] is _C.LITERAL and not _WORD.match(chr(before[1]))))
+        sets.add(frozenset((string, tuple(_WORD_RUN.findall(string)), aligned or not _WORD_RUN.match(string))
+                           for string in found))
+    return tuple(sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _, _ in found), sorted(found))))
+
+
+_WORD = re.compile(r"\w")
+_WORD_RUN = re.compile(r"\w+")
+Gated = tuple[tuple[frozenset[Trigger], ...], re.Pattern[str]]
+
+
+@lru_cache(maxsize=8)
+def compiled_families(names: tuple[str, ...]) -> tuple[Gated, ...]:
+    """(trigger sets, compiled pattern) for the named families, compiled on first use (not at import)."""
+    folded = [_fold_pattern(pattern) for name in names for pattern in FAMILIES[name]]
+    return tuple((triggers(pattern), re.compile(pattern)) for pattern in folded)
