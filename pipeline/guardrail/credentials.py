@@ -336,8 +336,10 @@ def find_named_values(text: str) -> Iterator[Range]:
             start = value_start
             value = _trim(text[start:bare.match(start)])
         end = start + len(value)
-        if not value or _is_placeholder(value):
-            continue
+        loose = not gap.group("close") and not gap.group("attr") and (
+            "\n" in separator or not separator.strip() or separator.strip() in (",", "("))
+        if not value or loose and len(value) < 8 or _is_placeholder(value):
+            continue  # after a space or a newline only a long value can be a credential
         if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:_PROBE]:
             continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
             # found by `_URL_USERINFO`)

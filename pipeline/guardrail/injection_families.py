@@ -117,7 +117,10 @@ _OVERRIDE = [
 
 # -- persona switch and jailbreak role-play ------------------------------------------------------------------
 _PERSONA = [
-    r"\byou (?:are|re|'re) (?:now|no longer|from now on|henceforth|about to (?:immerse|become|act|play)|"
+    # "You are now able to export..." is a release note; "you are now DAN / a / my / free" is a new persona.
+    r"\byou (?:are|re|'re) (?:now|from now on|henceforth) (?:a|an|my|free|called|named|known as|no longer|"
+    r"dan|unrestricted|unfiltered|jailbroken|[a-z0-9.-]{0,20}gpt)\b",
+    r"\byou (?:are|re|'re) (?:no longer|about to (?:immerse|become|act|play)|"
     r"going to (?:act|pretend|play|roleplay|role-play|be (?:my|an? (?:ai|unfiltered|evil|new))))\b",
     r"\byou (?:are|'re) (?:now )?(?:in|entering) (?:developer|dan|god|jailbreak|jailbroken|unrestricted|"
     r"maintenance|debug|admin|sudo|evil|opposite) mode\b",
@@ -191,6 +194,19 @@ _PERSONA = [
     r"\bas an? (?:ai|language model|assistant|llm|chatbot)(?: model)? (?:developed|created|trained|made|built) by\b",
     r"\bimagine (?:we(?:'re| are)|you(?:'re| are)|that we(?:'re| are)|that you(?:'re| are)) (?:in|an?|the|now)\b",
     r"\byou (?:must|will|have to|need to|shall) (?:now )?(?:listen to|obey) (?:me|my|all my|every)\b",
+    r"\b(?:respond|answer|reply) to (?:every|each|all|any) (?:prompt|question|message|request)s? (?:i|that i|you)\b",
+    r"\b(?:start|begin|prefix|end) (?:all |each |every )?(?:of )?your (?:responses?|answers?|replies|reply|outputs?)"
+    r" (?:with|by)\b",
+    r"\b(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) (?:content|generations|responses|"
+    r"language|material) (?:is|are) (?:allowed|permitted|encouraged|fine)\b",
+    r"\bregardless of (?:any |its |their |the )?(?:ethical|legal|moral)",
+    r"\b(?:doesn'?t|does not|don'?t|do not|never|won'?t) (?:care|follow|abide|adhere|respect|obey)(?: about| by| to)?"
+    r" (?:any |the )?(?:ethics|morals|morality|laws|ethical|moral|openai|content polic)",
+    r"\byou (?:will|shall|must|should|can) (?:always|never) (?:answer|respond|reply|refuse|comply|stay|remain|"
+    r"break|generate|say no)\b",
+    r"\b(?:personify|embody|impersonate) (?:an?|the) [a-z]",
+    r"\blet'?s (?:play|do) (?:a|an) (?:game|role-?play|roleplay|simulation)\b",
+    r"\[(?:🔒|🔓|classic|jailbreak|dan|developer mode output|normal output)",
 ]
 
 # -- system-prompt extraction --------------------------------------------------------------------------------
@@ -203,9 +219,9 @@ _EXTRACTION = [
     rf"\b{_REVEAL} (?:me |us )?(?:back )?(?:all |exactly |verbatim |everything in |the contents of |the text of )?"
     rf"(?:of )?your {G2}(?:system ?prompt|system message|prompt|instructions|directives|rules|guidelines|"
     rf"configuration|initial prompt|pre-?prompt|programming|context window|hidden text)",
-    rf"\b{_REVEAL} {G3}(?:the |your )?(?:system ?prompt|system message|initial prompt|hidden prompt|"
-    rf"original prompt|secret prompt|pre-?prompt|starting prompt|meta ?prompt)\b(?! (?:field|setting|editor|"
-    rf"template|input|box|config|variable|parameter|used by|for the|of the|in the (?:ui|admin|settings)))",
+    # "Show the system prompt in the admin page" is a feature of an AI product; asking for it is not.
+    rf"\b{_REVEAL} (?:me|us) (?:the |your )?(?:system ?prompt|system message|initial prompt|hidden prompt|"
+    rf"original prompt|secret prompt|pre-?prompt|starting prompt|meta ?prompt)\b",
     rf"\b(?:repeat|output|print|recite|copy|show|return|write) (?:all |everything |back )?(?:of )?"
     rf"(?:the )?(?:text|words|content|everything|conversation|messages?|lines|instructions)"
     rf" (?:above|before this|prior to this|so far)\b",
@@ -219,8 +235,9 @@ _EXTRACTION = [
     r"\bsystem ?prompt\)",
     r"\bwhat(?:'s| is| was) (?:your|the) (?:secret key|secret word|secret code|secret|password|passcode|"
     r"passphrase|passcode phrase|api key)\b ?\?",
-    r"\b(?:tell me|give me|reveal|share with me|disclose|spell out|leak) (?:what )?(?:your|the) (?:secret key|"
-    r"secret word|secret code|secret|password|passcode|passphrase|passcode phrase)\b",
+    r"\b(?:tell me|give me|share with me|spell out|(?:reveal|disclose|leak|confirm|provide) (?:to me )?your)"
+    r" (?:what )?(?:your |the )?(?:secret key|secret word|secret code|secret|password|passcode|passphrase|"
+    r"passcode phrase)\b(?! (?:field|input|box|reset|policy|strength|hash|rules|form))",
     r"\b(?:write|compose|create|generate) (?:me )?(?:a |an )?(?:poem|haiku|song|story|limerick|riddle|acrostic|"
     r"rap|joke) (?:about|containing|with|using|that (?:includes|contains|reveals)) (?:the |your )?(?:password|"
     r"secret key|secret|system prompt|instructions|passcode)\b",
@@ -251,8 +268,10 @@ _EXTRACTION = [
 
 # -- forged conversation delimiters and tags -----------------------------------------------------------------
 _DELIMITER = [
-    r"</?(?:system|assistant|instructions?|inst|sys|im_start|im_end|untrusted[_-]?[a-z_-]{0,20}|"
-    r"system[_-]?(?:prompt|message|instructions?)|admin|developer_message|user_input)>",
+    r"</?(?:assistant|instructions?|inst|sys|im_start|im_end|untrusted[_-]?[a-z_-]{0,20}|"
+    r"system[_-]?(?:prompt|message|instructions?)|developer_message|user_input)>",
+    # Maven's POM has <system>JIRA</system>: a <system> tag holding a short name is not a forged turn.
+    r"<system>(?![a-z0-9 ._/-]{1,40}</system>)",
     r"<\|[a-z_]{2,20}\|>",
     r"<<\s?/?sys\s?>>",
     r"\[/?(?:inst|sys|system|system message|system prompt|admin|admin request|system override|developer mode)"
@@ -293,9 +312,9 @@ _ADDRESSED = [
     r"(?:as )?(?:ready|approved|perfect)(?: by| regardless| no matter| without)\b",
     r"\b(?:respond|reply|answer|output) (?:only )?with (?:\"|'|`)?(?:ready|approved|yes|safe|not malicious|"
     r"benign)(?:\"|'|`)?(?: and nothing else| only)?\b ?(?:$|[.!]| regardless| no matter)",
-    r"\b(?:the )?(?:ai|llm|language model|assistant|model|chatbot|reviewer) (?:must|should|shall|will|needs to) "
-    r"(?:ignore|approve|disregard|forget|say|respond with|reply with|output|always answer|not mention|"
-    r"never mention|mark)\b",
+    # "The chatbot should respond with a greeting" specifies an AI feature; these verbs address the reviewer.
+    r"\b(?:the )?(?:ai|llm|language model|assistant|model|reviewer) (?:must|should|shall|will|needs to) "
+    r"(?:ignore|approve|disregard|forget|not mention|never mention|mark this|rate this)\b",
     # de / fr / es / pt / it / ru / zh / ja
     r"\b(?:hinweis|anweisung|nachricht) (?:an|fur) (?:die |den )?(?:ki|ai|llm|sprachmodell|assistenten|bot|"
     r"prufer)\b",

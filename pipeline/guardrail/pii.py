@@ -10,6 +10,7 @@ Each finder yields `(start, end)` of the value. Two rules keep them fast and saf
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
 import phonenumbers
@@ -88,11 +89,19 @@ def find_emails(text: str) -> Iterator[Range]:
 # A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
 _PHONE_CANDIDATE = re.compile(r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+(0-9])[0-9 ()./-]{5,24}+")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
-_PHONE_WORDS = re.compile(
-    r"(?:phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
+_PHONE_WORD = re.compile(
+    r"phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
     r"telefon|teléfono|telefono|téléphone|telepono|numero|número|cep|gsm|handy|portable|móvil|celular|"
-    r"\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f)(?:[^\n]{0,20}|\n[ \t]*)$"
+    r"\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f"
 )
+# Between the word and the number: a few characters on the same line, or a line break and indentation.
+_WORD_TO_NUMBER = re.compile(r"[^\n]{0,20}|[^\n]{0,20}\n[ \t]*")
+
+
+def _announced(lowered: str, word_ends: list[int], start: int) -> bool:
+    """Whether a phone word ends shortly before `start` (`word_ends` sorted)."""
+    index = bisect_right(word_ends, start) - 1
+    return index >= 0 and _WORD_TO_NUMBER.fullmatch(lowered, word_ends[index], start) is not None
 _DATE_OR_TIME = re.compile(
     r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}:\d{2}|\d{4}-\d{2})(?!\d)"
 )
@@ -129,7 +138,7 @@ def _phone_layer(text: str, lowered: str, start: int, end: int) -> bool:
     digits = sum(c.isdigit() for c in value)
     if not 7 <= digits <= 15:
         return False
-    announced = _PHONE_WORDS.search(lowered, max(0, start - 40), start) is not None
+    announced = _announced(lowered, [m.end() for m in _PHONE_WORD.finditer(lowered, max(0, start - 40), start)], start)
     if len({c for c in value if c.isdigit()}) < 3:
         return False  # "00-00 00-00", "1111111"
     if "." in value and not _DOTTED_PHONE.fullmatch(value.lstrip("+")):
@@ -174,6 +183,7 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
     `_phone_layer`. Past `MAX_PHONE_PARSES` distinct candidates in one text, the layer alone decides."""
     lowered = lower_aligned(text)
     code = None
+    word_ends: list[int] | None = None
     parses = 0
     region_key = tuple(regions)
     for candidate in capped(_PHONE_CANDIDATE.finditer(text)):
@@ -187,7 +197,9 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
         if any(s <= start < e for s, e in code):
             continue
         window = text[start:end]
-        announced = window.startswith("+") or _PHONE_WORDS.search(lowered, max(0, start - 40), start) is not None
+        if word_ends is None:
+            word_ends = [m.end() for m in _PHONE_WORD.finditer(lowered)]
+        announced = window.startswith("+") or _announced(lowered, word_ends, start)
         key = (window, region_key, announced)
         parsed = _PARSED.get(key)
         if parsed is None and parses < MAX_PHONE_PARSES:

@@ -143,9 +143,9 @@ def test_writes_are_paced_per_installation_across_workers(
     assert {done[w].executor_id for w in ids} == {"worker-1", "worker-2"}  # both wrote
     writes = sorted(r.at for r in github.requests if r.method in ("POST", "PATCH", "PUT", "DELETE"))
     assert len(writes) >= 16
-    # Slots are reserved per write step, and a step may read before it writes: one write can come a little
-    # late and so closer to the next; over any few writes the rate is the spacing's. Per-process pacing
-    # (what there was before) lets two workers write in the same instant, twice the rate.
-    window = 4
-    spans = [writes[i + window - 1] - writes[i] for i in range(len(writes) - window + 1)]
-    assert min(spans) >= (window - 1) * spacing * 0.85, f"{window} writes within {min(spans):.3f}s"
+    # Slots are reserved per write step, and a step may read before it writes: on a busy machine a write can
+    # come late, and so close to the next one. The rate cannot exceed the spacing's: n writes span at least
+    # (n - 1) spacings, less the lateness of the first. Per-process pacing (what there was before) lets two
+    # workers write side by side: half that span.
+    span = writes[-1] - writes[0]
+    assert span >= (len(writes) - 1) * spacing * 0.8, f"{len(writes)} writes within {span:.2f}s"
