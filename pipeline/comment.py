@@ -190,13 +190,17 @@ def _cell(text: str) -> str:
 
 
 def findings_table(findings: list[Finding], limit: int) -> list[str]:
-    rows: dict[tuple[str, ...], None] = {}
+    rows: dict[tuple[str, ...], int] = {}
     for f in findings:
         quote = "(not shown)" if f.redacted else f'"{_cell(f.span.quote)}"' if f.span else "—"
-        rows.setdefault((f.category, code_span(f.check_id), f.mode, _cell(f.message), quote), None)
+        key = (f.category, code_span(f.check_id), f.mode, _cell(f.message), quote)
+        rows[key] = rows.get(key, 0) + 1
     listed = list(rows)
     lines = ["| category | check | mode | finding | quote |", "|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(row) + " |" for row in listed[:limit]]
+    for row in listed[:limit]:
+        times = rows[row]
+        cells = (*row[:3], row[3] + (f" (×{times})" if times > 1 else ""), row[4])
+        lines.append("| " + " | ".join(cells) + " |")
     if len(listed) > limit:
         lines.append(f"| … | | | {len(listed) - limit} more not shown | |")
     return lines
@@ -216,7 +220,7 @@ def _without_repeats(markdown: str, seen: set[str]) -> str:
             in_code = not in_code
         if not in_code and _VERDICT_LINE.match(line):
             continue
-        said = sentences(line) if not in_code else []
+        said = sentences(line, min_words=1) if not in_code else []
         if said and all(s in seen for s in said):
             continue
         seen.update(said)
@@ -257,10 +261,13 @@ def build_comment(
     type_source: TypeSource = "text",
     weights: dict[str, float] | None = None,
     previous: list[Finding] | None = None,
-    llm_used: bool = False,
+    llm_used: bool | None = None,
 ) -> str:
     """The whole comment. `previous` is the last review's findings, for the "resolved" line; `weights`
-    (from `check_weights`) orders the asks by how much they matter to the rubric."""
+    (from `check_weights`) orders the asks by how much they matter to the rubric; `llm_used` defaults to
+    whether this run made LLM calls (a replay of an LLM review must say so itself)."""
+    if llm_used is None:
+        llm_used = bool(trace.llm_calls)
     asks = items(ticket_type, decision, findings, questions, weights or {})
     visible = asks[:MAX_ITEMS] if decision.verdict == "needs_info" else []
     folded = asks[len(visible):]
@@ -274,7 +281,7 @@ def build_comment(
 
     seen: set[str] = set()
     for text in asks:
-        seen.update(sentences(text))
+        seen.update(sentences(text, min_words=1))
     body: list[str] = []
     if folded:
         label = "More questions" if decision.verdict == "needs_info" else "Worth asking (nothing blocks)"

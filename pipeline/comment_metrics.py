@@ -15,7 +15,7 @@ from collections import Counter
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _DETAILS_OPEN = re.compile(r"<details\b[^>]*>", re.IGNORECASE)
 _DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
-_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
+_TAG = re.compile(r"(?<!\\)</?[A-Za-z][^>\n]*+>")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s+·\s+")
 _TABLE_DIVIDER = re.compile(r"^\|?[\s:|-]+\|?$")
 MIN_WORDS = 4
@@ -48,7 +48,7 @@ def _normal(sentence: str) -> str:
     return " ".join(re.sub(r"[*_`\\]", "", sentence.casefold()).split()).rstrip(" .!?:;…")
 
 
-def sentences(comment_markdown: str) -> list[str]:
+def sentences(comment_markdown: str, min_words: int = MIN_WORDS) -> list[str]:
     """Every sentence of the comment, normalised; table cells are sentences of their own."""
     text = _HTML_COMMENT.sub("", comment_markdown)
     out: list[str] = []
@@ -59,7 +59,7 @@ def sentences(comment_markdown: str) -> list[str]:
         for cell in cells:
             for piece in _SENTENCE_END.split(_plain(cell)):
                 normal = _normal(piece)
-                if len(re.findall(r"\w+", normal)) >= MIN_WORDS:
+                if len(re.findall(r"\w+", normal)) >= min_words:
                     out.append(normal)
     return out
 

@@ -119,8 +119,8 @@ def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
         return f"*{_inline(item.text)}*" if item else "_(not stated)_"
 
     lines = [f"**Title:** {_inline(prd.title)}"]
-    # A bug or a task rarely reads as a user story; an all-empty story line would only be noise there.
-    if story.role or story.want or story.benefit:
+    # A bug or a task rarely reads as a user story: there, a want alone is a parser's guess, not a story.
+    if (story.role or story.want or story.benefit) if ticket_type is TicketType.story else (story.role and story.want):
         lines += ["", f"**User story:** As a {part(story.role)}, I want {part(story.want)}, "
                       f"so that {part(story.benefit)}."]
     if prd.acceptance_criteria:
