@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reqgate.pipeline.comment_advice import ask, known, quotes_of, topic
+from reqgate.pipeline.comment_advice import ask, known, topic
 from reqgate.pipeline.comment_metrics import repeated_sentences, sentences, visible_lines
 from reqgate.pipeline.comment_safety import code_span, safe_inline, safe_markdown
 from reqgate.pipeline.config import Config
@@ -87,8 +87,8 @@ def _groups(findings: list[Finding]) -> list[list[Finding]]:
     return list(groups.values())
 
 
-_STOP = frozenset("what which when where does this that with from have there their about should would could "
-                  "will they them your into been".split())
+_STOP = frozenset({"what", "which", "when", "where", "does", "this", "that", "with", "from", "have", "there",
+                   "their", "about", "should", "would", "could", "will", "they", "them", "your", "into", "been"})
 
 
 def _words(text: str) -> set[str]:

@@ -120,9 +120,10 @@ def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
 
     lines = [f"**Title:** {_inline(prd.title)}"]
     # A bug or a task rarely reads as a user story: there, a want alone is a parser's guess, not a story.
-    if (story.role or story.want or story.benefit) if ticket_type is TicketType.story else (story.role and story.want):
-        lines += ["", f"**User story:** As a {part(story.role)}, I want {part(story.want)}, "
-                      f"so that {part(story.benefit)}."]
+    has_story = story.role or story.want or story.benefit
+    if has_story if ticket_type is TicketType.story else (story.role and story.want):
+        sentence = f"As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}."
+        lines += ["", f"**User story:** {sentence}"]
     if prd.acceptance_criteria:
         lines += ["", f"**{_CRITERIA_HEADING[ticket_type]}** (proposed from your text: confirm or edit)"]
         lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria]

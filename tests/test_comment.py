@@ -111,8 +111,8 @@ def test_same_words_are_one_ask_and_the_draft_does_not_repeat_them():
            "**Acceptance criteria**\n- [ ] A CSV downloads\n\nVerdict: Needs info")
     body = _comment(NEEDS_INFO.model_copy(update={"blocking": []}), vague, _trace(), prd=prd)
     asks = [line for line in _visible(body) if re.match(r"\d\. ", line)]
-    assert asks == ['1. Who may export?', '2. What exactly is meant by "fast", "big"? Name the concrete case, '
-                    'value or list.']
+    assert asks == ["1. Who may export?",
+                    '2. What exactly is meant by "fast", "big"? Name the concrete case, value or list.']
     assert body.count("Who may export?") == 1 and "**Questions**" not in body and "Verdict:" not in body
     assert "- [ ] A CSV downloads" in body and repeated_sentences(body) == 0
 
