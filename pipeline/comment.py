@@ -121,7 +121,7 @@ def items(
     minor = sorted((i for i in built if i.severity == 1), key=lambda i: (-i.weight, i.order))
     out: list[str] = []
     if INJECTION_REASON in decision.reasons and not any(f.check_id == "guardrail.injection" for f in shown):
-        out.append(safe_inline(INJECTION_REASON))
+        out.append(f"**Blocks:** {INJECTION_REASON}")
     out += [f"**Blocks:** {i.text}" for i in blocking]
     model = [safe_inline(q, 240) for q in questions if q.strip()]
     # The model's questions come before the rules' non-blocking ones: it read the whole ticket.
