@@ -112,12 +112,23 @@ def _neutralise(text: str, escape: bool) -> str:
     return "".join(out)
 
 
+# A code span the writer meant (`/reqgate recheck`): kept as code, its content made inert like any other.
+_CODE = re.compile(r"`([^`]{1,300}+)`")
+
+
 def safe_inline(text: str, limit: int | None = None) -> str:
     """Untrusted plain text as one inert line of markdown, cut to `limit` characters (before escaping)."""
     flat = " ".join(str(text).split())
     if limit is not None and len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
-    return _neutralise(flat, escape=True)
+    out: list[str] = []
+    pos = 0
+    for match in _CODE.finditer(flat):
+        out.append(_neutralise(flat[pos:match.start()], escape=True))
+        out.append(code_span(defang_all(_unmarked(_STATUS_MARKS.sub("", match.group(1))))))
+        pos = match.end()
+    out.append(_neutralise(flat[pos:], escape=True))
+    return "".join(out)
 
 
 class _SafeMarkdownRenderer(MarkdownRenderer):
