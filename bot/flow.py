@@ -153,7 +153,8 @@ def _review(
     if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
     else:
-        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label)
+        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label,
+                               previous.result if previous else None)
 
     add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
     if add or remove:
@@ -205,7 +206,8 @@ def _with_llm(
 
 
 def _fresh_review(
-    step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str
+    step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str,
+    previous: ReviewResult | None = None,
 ) -> ReviewResult:
     structure = StructureOutcome.model_validate(io(step, "llm_structure", lambda: _with_llm(
         services, config, True, lambda llm: call_structure(prepared, config, llm))))
@@ -213,7 +215,9 @@ def _fresh_review(
     render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
         services, config, structure.output is not None,
         lambda llm: call_render(prepared, structure, decision, config, llm))))
-    return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source)
+    # The last review, so that the comment can say what was resolved since.
+    return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source,
+                    previous=previous)
 
 
 # ---- failures -----------------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ from reqgate.pipeline.schemas import Verdict
 
 # The comment frame built by the pipeline starts with exactly this line; it is how the bot finds its comment.
 STICKY_MARKER = MARKER
+# Its Jira form: an anchor macro, which Jira renders as nothing (wiki markup has no hidden comment).
+WIKI_STICKY_MARKER = "{anchor:reqgate-review-v1}"
 
-# Raw, HTML-escaped (`&lt;!--`) and wiki-escaped (`\<!\-\-`) spellings: Jira renders the frame as wiki
-# markup, which may escape the marker, and the same comment must still be recognised when read back.
-_STICKY_RE = re.compile(r"\\?(?:<|&lt;|&#60;)\\?!(?:\\?-){2}\s*reqgate:review\b")
+# Raw, HTML-escaped (`&lt;!--`) and wiki-escaped (`\<!\-\-`) spellings of the marker, and the Jira anchor:
+# the same comment must be recognised when read back, including comments posted by earlier versions.
+_STICKY_RE = re.compile(r"\\?(?:<|&lt;|&#60;)\\?!(?:\\?-){2}\s*reqgate:review\b|\{anchor:reqgate-review-v\d+\}")
 _DETAILS_OPEN_RE = re.compile(r"<details\b", re.IGNORECASE)
 _DETAILS_CLOSE_RE = re.compile(r"</details\s*>", re.IGNORECASE)
 

@@ -94,32 +94,45 @@ def _bullets(items: list[EvidencedItem], empty: str) -> list[str]:
     return [f"- {_inline(item.text)} {_provenance(item)}" for item in items] or [f"- {empty}"]
 
 
+# What "done" is called for each type: the draft's checklist under the heading a PM of that type expects.
+_CRITERIA_HEADING: dict[TicketType, str] = {
+    TicketType.story: "Acceptance criteria",
+    TicketType.bug: "Fixed when",
+    TicketType.task: "Done when",
+    TicketType.spike: "Expected output",
+    TicketType.other: "Done when",
+}
+
+
 def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
-    """The deterministic PRD section: used offline and whenever call 2 cannot be trusted."""
+    """The deterministic draft for the ticket's type: used offline and whenever call 2 cannot be trusted.
+
+    Only what can be proposed from the text: what is missing is asked by the comment's items, once, and
+    the verdict is the comment's header, so neither is repeated here. `decision` is kept for the callers'
+    sake (call 2 is bound to it); the template itself states no verdict.
+    """
     prd = structure.prd
     story = prd.user_story
+    ticket_type = structure.ticket_type
 
     def part(item: EvidencedItem | None) -> str:
         return f"*{_inline(item.text)}*" if item else "_(not stated)_"
 
-    lines = [f"**Title:** {_inline(prd.title)}", ""]
-    # A bug or a task rarely reads as a user story; an all-empty story line would only be noise there.
-    if story.role or story.want or story.benefit or structure.ticket_type is TicketType.story:
-        lines += [
-            f"**User story:** As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}.",
-            "",
-        ]
-    lines.append("**Acceptance criteria** (proposed from your text — confirm or edit)")
-    lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria] or [
-        "- [ ] _None found: add 2–5 testable criteria._"
-    ]
-    lines += ["", "**Edge cases:**", *_bullets(prd.edge_cases, "none identified")]
-    lines += ["", "**Dependencies:**", *_bullets(prd.dependencies, "none identified")]
-    lines += ["", "**Missing information:**"]
-    lines += [f"- {_inline(info)}" for info in prd.missing_info] or ["- none"]
-    lines += ["", "**Questions**"]
-    lines += [f"- [ ] {_inline(question)}" for question in prd.questions] or ["- none"]
-    lines += ["", verdict_line(decision)]
+    lines = [f"**Title:** {_inline(prd.title)}"]
+    # A bug or a task rarely reads as a user story: there, a want alone is a parser's guess, not a story.
+    has_story = story.role or story.want or story.benefit
+    if has_story if ticket_type is TicketType.story else (story.role and story.want):
+        sentence = f"As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}."
+        lines += ["", f"**User story:** {sentence}"]
+    if prd.acceptance_criteria:
+        lines += ["", f"**{_CRITERIA_HEADING[ticket_type]}** (proposed from your text: confirm or edit)"]
+        lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria]
+    if prd.edge_cases:
+        lines += ["", "**Edge cases:**", *_bullets(prd.edge_cases, "")]
+    if prd.dependencies:
+        lines += ["", "**Dependencies:**", *_bullets(prd.dependencies, "")]
+    if prd.missing_info:
+        lines += ["", "**Missing information:**", *[f"- {_inline(info)}" for info in prd.missing_info]]
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ redacted packet, and findings whose quotes never overlap a redacted value.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import time
@@ -153,16 +154,10 @@ def rules_draft(prepared: Prepared) -> StructureOutput:
             want=want,
             benefit=_item(story.benefit.quote) if story.benefit else None,
         )
-    missing = [f.message for f in prepared.findings if f.span is None and not f.redacted and f.mode != "off"]
-    prd = PRDDraft(title=packet.title.strip() or "(untitled)", user_story=user_story, missing_info=missing,
-                   acceptance_criteria=[_item(line) for line in criteria(packet.body)],
-                   questions=rules_questions(prepared.findings))
+    # What is missing is asked in the comment's items, once; the draft only proposes.
+    prd = PRDDraft(title=packet.title.strip() or "(untitled)", user_story=user_story,
+                   acceptance_criteria=[_item(line) for line in criteria(packet.body)])
     return StructureOutput(ticket_type=prepared.ticket_type, prd=prd)
-
-
-def rules_questions(findings: list[Finding]) -> list[str]:
-    asks = [f.suggestion for f in findings if f.suggestion and f.span is None and f.mode in ("error", "warn")]
-    return list(dict.fromkeys(a for a in asks if a))
 
 
 def call_render(
@@ -201,7 +196,10 @@ def assemble(
     run_id: str,
     config_source: str,
     extra_stages: list[StageTiming] | None = None,
+    previous: ReviewResult | None = None,
 ) -> ReviewResult:
+    """The result and its comment. `previous` (the ticket's last review, if any) lets the comment say what
+    was resolved since; it is only compared when the ticket type is the same."""
     flags, reasons = _fallbacks(prepared, structure, render)
     trace = Trace(
         run_id=run_id,
@@ -212,12 +210,17 @@ def assemble(
         prompt_version=PROMPT_VERSION,
         content_hash=prepared.content_hash,
         config_source=config_source,
+        reviewed_at=datetime.datetime.now(datetime.UTC).date().isoformat(),
     )
-    questions = structure.output.prd.questions if structure.output else rules_questions(prepared.findings)
+    questions = structure.output.prd.questions if structure.output else []
+    type_source = prepared.type_source
+    earlier = previous.findings if previous and previous.ticket_type == prepared.ticket_type else None
     comment = frame.build_comment(
         ticket_type=prepared.ticket_type, score=decision.score, decision=decision.gate,
         findings=prepared.findings, questions=questions, prd_markdown=render.markdown, trace=trace,
-        max_findings=config.limits.max_findings_shown,
+        max_findings=config.limits.max_findings_shown, type_source=type_source,
+        weights=frame.check_weights(config, prepared.ticket_type), previous=earlier,
+        llm_used=structure.output is not None,
     )
     return ReviewResult(
         packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, type_source=prepared.type_source,
@@ -230,11 +233,14 @@ def assemble(
 def replay_cached(result: ReviewResult, *, run_id: str, config: Config | None = None) -> ReviewResult:
     """The same review served again without any LLM call; the comment says so."""
     trace = result.trace.model_copy(update={"run_id": run_id, "from_cache": True, "llm_calls": []})
-    questions = result.structure.prd.questions if result.structure else rules_questions(result.findings)
+    questions = result.structure.prd.questions if result.structure else []
     comment = frame.build_comment(
         ticket_type=result.ticket_type, score=result.score, decision=result.decision, findings=result.findings,
         questions=questions, prd_markdown=result.prd_markdown, trace=trace,
         max_findings=config.limits.max_findings_shown if config else DEFAULT_MAX_FINDINGS,
+        type_source=result.type_source,
+        weights=frame.check_weights(config, result.ticket_type) if config else None,
+        llm_used=result.structure is not None,
     )
     return result.model_copy(update={"trace": trace, "comment_markdown": comment})
 

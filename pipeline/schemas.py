@@ -175,6 +175,8 @@ class Trace(Model):
     content_hash: str
     from_cache: bool = False
     config_source: str = "defaults"
+    # UTC date (YYYY-MM-DD) of the review whose LLM work this is: a replay says which review it reuses.
+    reviewed_at: str | None = None
 
 
 class ReviewResult(Model):

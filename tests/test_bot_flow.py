@@ -234,6 +234,29 @@ def test_recheck_after_an_llm_outage_asks_the_llm_again(
     assert len(tracker.comments) == 1
 
 
+def test_recheck_after_a_fix_says_what_was_resolved_and_does_not_ask_it_again(
+    engine: tuple[InProcess, MemoryTracker]
+) -> None:
+    eng, tracker = engine
+    bug = ("Saving an invoice fails with an error.\n\nExpected: the invoice is saved.\n"
+           "Actual: the page shows 'Error 500' and the invoice is lost.\n")
+    tracker.add("1", "Invoice save fails with error 500", bug)
+    eng.enqueue(trigger("d1"))
+    first = wait_for(eng, "gh:d1")
+    body = tracker.comments[first.comment_id]
+    assert first.verdict == "needs_info" and "How can a developer reproduce this?" in body
+    assert "Resolved since the last review" not in body
+
+    tracker.add("1", "Invoice save fails with error 500",
+                bug + "\nSteps to reproduce:\n1. Open a draft invoice\n2. Add a line item\n3. Click Save\n")
+    eng.enqueue(trigger("d2", kind="command", command="recheck"))
+    second = wait_for(eng, "gh:d2")
+    body = tracker.comments[second.comment_id]
+    assert second.comment_id == first.comment_id
+    assert body.splitlines()[2] == "Resolved since the last review: steps to reproduce."
+    assert "How can a developer reproduce this?" not in body
+
+
 def test_events_for_one_ticket_run_one_after_the_other(engine: tuple[InProcess, MemoryTracker]) -> None:
     eng, tracker = engine
     tracker.add("1", "Export workspace tasks to CSV", GOOD_BODY)

@@ -144,13 +144,16 @@ def wiki_of(comment_body: object) -> str:
 
 def assert_wiki_markup(body: str, findings_table: bool = True) -> None:
     """Jira wiki markup as the comment renderer writes it, and nothing Jira would print literally."""
-    assert re.match(r"h3\. ReqGate: (✅ Ready|⚠️ Needs info) — score \d+ / 100", body), body[:200]
-    assert re.search(r"^\*(Story|Task|Bug)\* · reviewed against", body, re.MULTILINE)
-    assert "\nh4. 📄 Structured PRD draft (copy into the ticket)\n" in body
+    assert re.match(r"h3\. ReqGate: (✅ Ready|⚠️ Needs info) · (Story|Task|Bug) \(type [a-z ]+\) · score \d+/100",
+                    body), body[:200]
+    # The marker is an anchor macro, which Jira renders as nothing; no marker text shows.
+    assert body.splitlines()[0].endswith(" {anchor:reqgate-review-v1}") and "reqgate:review" not in body
+    assert "\nh4. Details: draft" in body and "*Draft for this " in body
     assert re.search(r"^\* ☐ \S", body, re.MULTILINE)  # a checklist item
     if findings_table:
-        assert "\nh4. 🔎 All findings" in body
-        assert re.search(r"^\|\|check\|\|mode\|\|finding\|\|quote\|\|\n\|\{\{[\w.\\-]+\}\}\|", body, re.MULTILINE)
+        assert "\n*All findings (" in body
+        assert re.search(r"^\|\|category\|\|check\|\|mode\|\|finding\|\|quote\|\|\n\|\w+\|\{\{[\w.\\-]+\}\}\|", body,
+                         re.MULTILINE)
     for markdown in ("<details", "</details", "<summary", "<sub>", "<!--", "### ", "**", "- [ ]", "|---|"):
         assert markdown not in body, markdown
     assert "{color:#6b778c}ReqGate 0.1" in body and is_sticky(body)

@@ -120,10 +120,14 @@ def test_wiki_rendering_of_the_prd_comment() -> None:
     assert "{color:#6b778c}ReqGate 0.1" in wiki
 
 
-def test_sticky_marker_survives_as_a_recognisable_jira_line() -> None:
+def test_sticky_marker_is_an_invisible_anchor_in_the_heading() -> None:
     wiki = markdown_to_wiki(PRD_COMMENT)
     assert is_sticky(wiki)
-    assert wiki.rstrip().endswith("{color:#97a0af}\\<\\!\\-\\- reqgate:review v1 \\-\\->{color}")
+    # Jira renders an anchor macro as nothing; no text of the marker is shown, not even muted.
+    assert wiki.splitlines()[0] == "h3. ReqGate: ⚠️ Needs info — score 58 / 100 (ready at 70) {anchor:reqgate-review-v1}"
+    assert "reqgate:review" not in wiki and "{color:#97a0af}" not in wiki
+    # Comments posted by earlier versions (the escaped HTML comment) are still recognised.
+    assert is_sticky("text\n\n{color:#97a0af}\\<\\!\\-\\- reqgate:review v1 \\-\\->{color}")
     assert not is_sticky(markdown_to_wiki("### Hello\n\n<!-- another comment -->\n\ntext"))
     assert "another comment" not in markdown_to_wiki("<!-- another comment -->\n\ntext")
 

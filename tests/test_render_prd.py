@@ -7,7 +7,7 @@ import json
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.render_prd import clean_markdown, missing_items, render_prd, template_prd
-from reqgate.pipeline.schemas import GateDecision, StructureOutput
+from reqgate.pipeline.schemas import GateDecision, StructureOutput, TicketType
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 
 STRUCTURE = StructureOutput.model_validate({
@@ -153,10 +153,22 @@ def test_template_contents() -> None:
     # Evidence identical to the item is the author's own wording, said once rather than quoted twice.
     assert "- [ ] The CSV includes title, assignee, status and due date. _(your words)_" in markdown
     assert "then one CSV row per task is produced. _(inferred)_" in markdown
-    assert "- [ ] Which formats besides CSV?" in markdown
     assert "- Empty workspace _(inferred)_" in markdown and "- performance target" in markdown
-    assert markdown.endswith("\nVerdict: Needs info")
-    assert missing_items(markdown, STRUCTURE, NEEDS_INFO) == []
+    # Questions and the verdict are the comment's own (its items and header), said once, not in the draft.
+    assert "Which formats besides CSV?" not in markdown and "Verdict" not in markdown
+
+
+def test_template_is_shaped_by_the_ticket_type() -> None:
+    prd = STRUCTURE.prd.model_copy(update={"user_story": STRUCTURE.prd.user_story.model_copy(update={"role": None})})
+    bug = STRUCTURE.model_copy(update={"ticket_type": TicketType.bug, "prd": prd})
+    markdown = template_prd(bug, NEEDS_INFO)
+    assert "**Fixed when** (proposed from your text: confirm or edit)" in markdown
+    # A bug's parsed "want" without a role is not a user story.
+    assert "User story" not in markdown
+    spike = STRUCTURE.model_copy(update={"ticket_type": TicketType.spike})
+    assert "**Expected output**" in template_prd(spike, NEEDS_INFO)
+    task = STRUCTURE.model_copy(update={"ticket_type": TicketType.task})
+    assert "**Done when**" in template_prd(task, NEEDS_INFO)
 
 
 def test_template_with_an_empty_draft_and_hostile_text() -> None:
@@ -166,8 +178,8 @@ def test_template_with_an_empty_draft_and_hostile_text() -> None:
     }})
     markdown = template_prd(structure, READY)
     assert "<!--" not in markdown and "</details>" not in markdown
-    assert "add 2–5 testable criteria" in markdown and markdown.endswith("Verdict: Ready")
-    assert missing_items(markdown, structure, READY) == []
+    # Nothing to propose beyond the title: no empty sections (the comment then leaves the draft out).
+    assert len(markdown.splitlines()) == 1 and markdown.startswith("**Title:** Hi")
 
 
 def test_binding_ignores_case_emphasis_and_final_punctuation() -> None:

@@ -35,7 +35,8 @@ def test_fresh_review_makes_two_calls_and_an_unchanged_one_none(fake_anthropic, 
     second = review(example("good-story.md"), fast_llm_config, llm_client, cache=cache)
     assert len(fake_anthropic.requests) == 2
     assert second.trace.from_cache and second.trace.llm_calls == []
-    assert "no LLM call was made" in second.comment_markdown
+    assert "reuses the LLM review of" in second.comment_markdown
+    assert "no LLM call and no cost now" in second.comment_markdown
     assert second.decision == first.decision and second.trace.run_id != first.trace.run_id
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import threading
 from contextvars import ContextVar
 from typing import Any
 
@@ -18,11 +17,13 @@ import mistletoe
 from mistletoe.contrib.jira_renderer import JiraRenderer
 
 from reqgate.handlers.jira.wiki_grammar import convert as _jira2markdown
-from reqgate.handlers.publish import STICKY_MARKER
+from reqgate.handlers.publish import STICKY_MARKER, WIKI_STICKY_MARKER
+from reqgate.pipeline.comment_safety import MISTLETOE_LOCK
 
-# Jira wiki markup has no hidden comments. The marker is written wiki-escaped, so Jira shows it as a muted
-# literal line at the end, and it is stored in a form `handlers.publish.is_sticky` recognises when read back.
-_WIKI_MARKER = "{color:#97a0af}" + re.sub(r"([<!-])", r"\\\1", STICKY_MARKER) + "{color}"
+# Jira wiki markup has no hidden comments (an HTML comment shows as grey text). An anchor macro renders as
+# nothing: it goes at the end of the heading, the line every cap keeps. The comment is found again by its
+# stored id and its author first; the anchor (or the heading, where Jira Cloud drops anchors) is the fallback.
+_HEADING_LINE = re.compile(r"^h[1-6]\. .*$", re.MULTILINE)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SUMMARY = re.compile(r"<summary[^>]*>(.*?)</summary>", re.DOTALL | re.IGNORECASE)
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
@@ -31,8 +32,8 @@ _MUTED = "#6b778c"
 # jira2markdown (pyparsing) converts a few kilobytes a second at best (see wiki_grammar.py). Longer text than
 # the guardrail would ever accept is passed on as it is rather than holding a worker; the guardrail rejects it.
 MAX_CONVERTED_CHARS = 40_000
-# mistletoe registers a renderer's extra tokens globally and removes them when it exits.
-_RENDER_LOCK = threading.Lock()
+# Jira's emoticons: "(/)" is a green tick, "(x)" a red cross; only the frame may show a verdict.
+_EMOTICON = re.compile(r"\((?=(?:/|x|!|y|n|i|\+|-|\?|on|off|\*[rgby]?|flag|flagoff)\))", re.IGNORECASE)
 
 # Languages Jira's {code} macro knows; any other name makes Jira print a warning above the block.
 _CODE_LANGUAGES = frozenset(
@@ -109,7 +110,8 @@ def wiki_to_markdown(text: str) -> str:
 
 def markdown_to_wiki(md: str) -> str:
     """Markdown (the review comment) as Jira wiki markup."""
-    with _RENDER_LOCK, _ReqGateJiraRenderer() as renderer:
+    # mistletoe registers a renderer's extra tokens globally and removes them when it exits.
+    with MISTLETOE_LOCK, _ReqGateJiraRenderer() as renderer:
         rendered = renderer.render(mistletoe.Document(md))
     return rendered.strip() + "\n"
 
@@ -133,7 +135,11 @@ class _ReqGateJiraRenderer(JiraRenderer):
         finally:
             self._depth -= 1
         if self._depth == 0 and self._marker:
-            inner = inner.rstrip("\n") + f"\n\n{_WIKI_MARKER}\n"
+            heading = _HEADING_LINE.search(inner)
+            if heading:
+                inner = inner[: heading.end()] + " " + WIKI_STICKY_MARKER + inner[heading.end():]
+            else:
+                inner = WIKI_STICKY_MARKER + "\n" + inner
         return inner
 
     def render_html_block(self, token: Any) -> str:  # type: ignore[override]
@@ -169,8 +175,12 @@ class _ReqGateJiraRenderer(JiraRenderer):
 
     def render_raw_text(self, token: Any, escape: bool = True) -> str:
         text: str = super().render_raw_text(token, escape)
-        # Upstream leaves a bracket between spaces alone, but Jira reads "[ ]" as a link all the same.
-        return re.sub(r"(?<!\\)([\[\]])", r"\\\1", text) if escape else text
+        if not escape:
+            return text
+        # Upstream leaves a bracket between spaces alone, but Jira reads "[ ]" as a link all the same; "!x!"
+        # is an image and "(/)" an emoticon wherever they stand.
+        text = re.sub(r"(?<!\\)([\[\]!])", r"\\\1", text)
+        return _EMOTICON.sub(r"\\(", text)
 
     def render_line_break(self, token: Any) -> str:  # type: ignore[override]
         if token.soft:

@@ -48,6 +48,8 @@ _PAGE_SIZE = 100
 # Statuses that mean "not done, try again". Only 429 and 503 are safe for a POST: Jira has not acted on it.
 _RETRY_IDEMPOTENT = frozenset({429, 502, 503, 504})
 _RETRY_ANY = frozenset({429, 503})
+# The review's heading, for Jira sites that drop the (invisible) anchor macro on save.
+_REVIEW_HEADING = re.compile(r"h3\. ReqGate: ")
 
 
 class JiraAPIError(RuntimeError):
@@ -278,7 +280,9 @@ class JiraTracker:
         return str(comment.id)
 
     def _find_sticky(self, key: str, me: JiraIdentity) -> str | None:
-        """The oldest comment by the bot that carries the marker."""
+        """The oldest comment by the bot that carries the marker or, failing that, starts a review heading.
+
+        Only reached when the stored comment id is unknown or gone: the id and the author come first."""
         start = 0
         while True:
             # The client's comments() drops `total`, which paging needs when Jira caps maxResults.
@@ -292,10 +296,9 @@ class JiraTracker:
             )
             comments = page.get("comments") or []
             for comment in comments:
-                if (
-                    me.is_me(comment.get("author"))
-                    and isinstance(comment.get("body"), str)
-                    and is_sticky(comment["body"])
+                body = comment.get("body")
+                if me.is_me(comment.get("author")) and isinstance(body, str) and (
+                    is_sticky(body) or _REVIEW_HEADING.match(body.lstrip())
                 ):
                     return str(comment["id"])
             start += len(comments)
