@@ -9,7 +9,6 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.pipeline.guardrail import mask, screen
@@ -136,30 +135,3 @@ def test_adversarial_megabyte_inputs_stay_linear(text):
     screen(RequirementPacket(title="t", body=text), DEFAULTS)
     mask(text)
     assert time.perf_counter() - started < 3.0
-
-
-def _ticket(size: int) -> str:
-    paragraph = (
-        "As a store manager I want to export the orders of last month (v2.10.0, PROJ-1234, 2024-05-01 10:30) "
-        "as CSV from https://app.example.com/orders?page=2 so that I can reconcile payments. The password "
-        "field must be at least 8 characters. Order ORD-2024-000123 costs $1,299.00; sha 9fceb02d0ae598e9. "
-        "Contact ops@example.com or +44 20 7946 0958.\n\n"
-    )
-    return (paragraph * (size // len(paragraph) + 1))[:size]
-
-
-RUSSIAN = ("Как менеджер магазина я хочу выгружать заказы за прошлый месяц в CSV, чтобы сверять платежи. "
-           "Поле пароля должно содержать не менее 8 символов. Заказ ORD-2024-000123, версия 2.10.0.\n\n")
-
-
-@pytest.mark.parametrize("body", [_ticket(10_000), (RUSSIAN * 100)[:10_000]], ids=["english", "russian"])
-def test_a_ten_thousand_character_ticket_is_screened_in_well_under_five_ms(body):
-    p = RequirementPacket(title="Export last month's orders", body=body)
-    screen(p, DEFAULTS)
-    timings = []
-    for _ in range(20):
-        # CPU time of this process, so that other work on the machine does not count against us.
-        started = time.process_time()
-        screen(p, DEFAULTS)
-        timings.append(time.process_time() - started)
-    assert min(timings) < 0.005

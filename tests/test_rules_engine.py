@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reqgate.pipeline.config_loader import load_config, load_default_config, parse_layer
 from reqgate.pipeline.rules import CHECKS, guess_type, run_rules
-from reqgate.pipeline.rules.text import decode_bytes
 from reqgate.pipeline.schemas import RequirementPacket, TicketType
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -124,20 +121,3 @@ def test_empty_and_huge_inputs() -> None:
     # Five times the guardrail's maximum length: still reviewed, in linear time.
     huge = RequirementPacket(title="x", body=("As a user, I want (TBD) and delete some fast things. " * 2000))
     assert run_rules(huge, TicketType.story, CONFIG)
-
-
-def test_a_10k_character_ticket_takes_well_under_20_ms() -> None:
-    intro = ("As a warehouse manager, I want to export the stock list and email it, so that I reorder fast. "
-             "The export should include some fields (e.g. SKU, name, quantity) and/or images. TBD.\n\n"
-             "## Acceptance criteria\n- Given a list, when I export, then the CSV downloads within 5 s\n"
-             "- It should be user-friendly and scalable\n\n## Notes\n")
-    notes = decode_bytes((DATA / "dalpiaz-user-stories" / "g04-recycling.txt").read_bytes())
-    packet = RequirementPacket(title="Stock export", body=(intro + notes * 3)[:10_000])
-    for ticket_type in (TicketType.story, TicketType.bug):
-        run_rules(packet, ticket_type, CONFIG)  # warm-up
-        runs = []
-        for _ in range(7):
-            start = time.perf_counter()
-            run_rules(packet, ticket_type, CONFIG)
-            runs.append(time.perf_counter() - start)
-        assert min(runs) < 0.020, (ticket_type, runs)

@@ -15,7 +15,6 @@ from typing import Any
 
 import mistletoe
 from mistletoe.contrib.jira_renderer import JiraRenderer
-
 from reqgate.handlers.jira.wiki_grammar import convert as _jira2markdown
 from reqgate.handlers.publish import STICKY_MARKER, WIKI_STICKY_MARKER
 from reqgate.pipeline.comment_safety import MISTLETOE_LOCK
