@@ -14,13 +14,16 @@ import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
+from pydantic import Field
+
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache
 from reqgate.pipeline.comment import error_comment
-from reqgate.pipeline.config import Config
+from reqgate.pipeline.config import RUBRIC_TYPES, Config
 from reqgate.pipeline.guardrail import screen
 from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.model_findings import merge, rests_on_model_injection
 from reqgate.pipeline.prompts import PROMPT_VERSION
 from reqgate.pipeline.render_prd import render_prd, template_prd
 from reqgate.pipeline.rules import criteria, guess_type, parse_story, run_rules
@@ -40,6 +43,7 @@ from reqgate.pipeline.schemas import (
     StructureOutput,
     TicketType,
     Trace,
+    TypeSource,
     UserStory,
 )
 from reqgate.pipeline.structure import run_structure
@@ -56,11 +60,19 @@ class Prepared(Model):
     findings: list[Finding]
     content_hash: str
     stages: list[StageTiming]
+    type_source: TypeSource = "text"
+    # False when neither the tracker nor a sure reading of the text gave the type: the model's answer decides.
+    type_settled: bool = False
 
 
 class Decision(Model):
     score: ScoreReport
     gate: GateDecision
+    # The findings and type the gate decided on: the prepared ones after the model's answer (its issues,
+    # dismissals and injection flag; its type when the rules were unsure).
+    findings: list[Finding] = Field(default_factory=list)
+    ticket_type: TicketType = TicketType.other
+    type_source: TypeSource = "text"
 
 
 def _timed(stages: list[StageTiming], name: str, fn: Callable[[], T]) -> T:
@@ -100,8 +112,10 @@ def prepare(packet: RequirementPacket, config: Config) -> Prepared:
     ticket_type = _timed(stages, "classify", lambda: guess_type(packet))
     rule_findings = _timed(stages, "rules", lambda: run_rules(packet, ticket_type, config))
     findings = report.findings + _hide_secrets(rule_findings, report.redacted_ranges)
+    settled = packet.type_hint is not None
     return Prepared(guardrail=report, ticket_type=ticket_type, findings=findings,
-                    content_hash=content_hash(packet, config), stages=stages)
+                    content_hash=content_hash(packet, config), stages=stages,
+                    type_source="tracker" if settled else "text", type_settled=settled)
 
 
 def call_structure(prepared: Prepared, config: Config, llm: LLMClient | None) -> StructureOutcome:
@@ -112,15 +126,30 @@ def call_structure(prepared: Prepared, config: Config, llm: LLMClient | None) ->
     return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
 
 
+def settle_type(prepared: Prepared, output: StructureOutput | None, config: Config) -> Prepared:
+    """When the type was a guess, the model's reading of the ticket decides it, and the rules run again for
+    that type (on the redacted text: it is all that may be kept) before anything is scored."""
+    if output is None or prepared.type_settled or output.ticket_type.value not in RUBRIC_TYPES:
+        return prepared
+    if output.ticket_type is prepared.ticket_type:
+        return prepared.model_copy(update={"type_source": "model"})
+    findings = prepared.guardrail.findings + run_rules(prepared.guardrail.redacted, output.ticket_type, config)
+    return prepared.model_copy(update={"ticket_type": output.ticket_type, "type_source": "model",
+                                       "findings": findings})
+
+
 def decide(prepared: Prepared, structure: StructureOutcome, config: Config) -> Decision:
-    ratings = structure.output.ratings if structure.output else []
-    report = scoring.score(prepared.ticket_type, prepared.findings, ratings, config)
-    injection = prepared.guardrail.injection_detected or bool(
-        structure.output and structure.output.suspected_injection
-    )
-    decision = gate.decide(report, prepared.findings, config.threshold, injection_suspected=injection,
+    output = structure.output
+    prepared = settle_type(prepared, output, config)
+    findings = merge(prepared.findings, output, prepared.guardrail.redacted.text, prepared.ticket_type, config,
+                     injection_detected=prepared.guardrail.injection_detected)
+    ratings = output.ratings if output else []
+    report = scoring.score(prepared.ticket_type, findings, ratings, config)
+    injection = prepared.guardrail.injection_detected or bool(output and output.suspected_injection)
+    decision = gate.decide(report, findings, config.threshold, injection_suspected=injection,
                            rejected=prepared.guardrail.rejected)
-    return Decision(score=report, gate=decision)
+    return Decision(score=report, gate=decision, findings=findings, ticket_type=prepared.ticket_type,
+                    type_source=prepared.type_source)
 
 
 def _item(quote: str) -> EvidencedItem:
@@ -201,16 +230,17 @@ def assemble(
         content_hash=prepared.content_hash,
         config_source=config_source,
     )
-    questions = structure.output.prd.questions if structure.output else rules_questions(prepared.findings)
+    findings = decision.findings
+    questions = structure.output.prd.questions if structure.output else rules_questions(findings)
     comment = frame.build_comment(
-        ticket_type=prepared.ticket_type, score=decision.score, decision=decision.gate,
-        findings=prepared.findings, questions=questions, prd_markdown=render.markdown, trace=trace,
+        ticket_type=decision.ticket_type, score=decision.score, decision=decision.gate,
+        findings=findings, questions=questions, prd_markdown=render.markdown, trace=trace,
         max_findings=config.limits.max_findings_shown,
     )
     return ReviewResult(
-        packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, guardrail=prepared.guardrail,
-        findings=prepared.findings, structure=structure.output, score=decision.score, decision=decision.gate,
-        prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
+        packet=prepared.guardrail.redacted, ticket_type=decision.ticket_type, type_source=decision.type_source,
+        guardrail=prepared.guardrail, findings=findings, structure=structure.output, score=decision.score,
+        decision=decision.gate, prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
     )
 
 
@@ -228,8 +258,14 @@ def replay_cached(result: ReviewResult, *, run_id: str, config: Config | None = 
 
 def reusable(result: ReviewResult) -> bool:
     """May this review be served again for the same content hash? Only one the LLM took part in: a
-    rules-only review after an outage (or without a key) must be retried when someone asks again."""
-    return result.structure is not None
+    rules-only review after an outage (or without a key) must be retried when someone asks again. Nor one
+    whose verdict rests on the model's injection flag: a false flag must be clearable by a recheck."""
+    decision = result.decision
+    score_blocks = decision.score < decision.threshold
+    rests_on_flag = decision.verdict == "needs_info" and rests_on_model_injection(
+        result.findings, decision.blocking, other_reasons=score_blocks or result.guardrail.injection_detected
+        or result.guardrail.rejected)
+    return result.structure is not None and not rests_on_flag
 
 
 def new_run_id() -> str:
