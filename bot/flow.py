@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from reqgate.bot import commands, metrics
+from reqgate.bot.budget import account_of
 from reqgate.bot.logging import get_logger
 from reqgate.bot.state import TicketState
 from reqgate.bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config
@@ -20,6 +22,7 @@ from reqgate.handlers.filters import skip_reason
 from reqgate.handlers.publish import cap_comment, label_changes
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
+from reqgate.pipeline.cost import LLMAccess, day_start, decide_access, month_start, needs_membership
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.review import (
     Decision,
@@ -115,7 +118,9 @@ def _review(
     if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
     else:
-        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label)
+        access = _llm_access(step, services, tracker, trigger, config)
+        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label, access)
+        _record_spend(step, services, trigger, result)
 
     add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
     if add or remove:
@@ -163,11 +168,40 @@ def _with_llm(
     return outcome.model_dump(mode="json")
 
 
+def _llm_access(step: StepRunner, services: Services, tracker: Tracker, trigger: Trigger, config: Config) -> LLMAccess:
+    """May this review call the LLM (pipeline/cost.py)? Membership is asked only when the config needs it."""
+
+    def check() -> dict[str, Any]:
+        member = tracker.is_member(trigger) if needs_membership(config.cost) else None
+        now = datetime.now(UTC)
+        ledger = services.budget
+        spent = ledger.spent(account_of(trigger.ref), month_start(now)) if ledger else 0.0
+        today = ledger.reviews(trigger.ref.ticket_id, day_start(now)) if ledger else 0
+        access = decide_access(config.cost, actor=trigger.actor, member=member, spent_usd=spent,
+                               reviews_today=today)
+        if not access.allowed:
+            metrics.count_llm_withheld(access.reason or "")
+        return access.model_dump(mode="json")
+
+    return LLMAccess.model_validate(io(step, "llm_access", check))
+
+
+def _record_spend(step: StepRunner, services: Services, trigger: Trigger, result: ReviewResult) -> None:
+    ledger = services.budget
+    if ledger is None or not result.trace.llm_calls:
+        return
+    cost = sum(call.cost_usd for call in result.trace.llm_calls)
+    io(step, "record_spend", lambda: ledger.record(result.trace.run_id, account_of(trigger.ref),
+                                                   trigger.ref.ticket_id, cost))
+
+
 def _fresh_review(
-    step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str
+    step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str,
+    access: LLMAccess | None = None,
 ) -> ReviewResult:
     structure = StructureOutcome.model_validate(io(step, "llm_structure", lambda: _with_llm(
-        services, config, True, lambda llm: call_structure(prepared, config, llm))))
+        services, config, access is None or access.allowed,
+        lambda llm: call_structure(prepared, config, llm, access))))
     decision: Decision = decide(prepared, structure, config)
     render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
         services, config, structure.output is not None,

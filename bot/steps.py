@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from reqgate.bot.logging import get_logger, scrub_text
+from reqgate.bot.budget import SpendLedger
 from reqgate.bot.state import StateStore
 from reqgate.handlers.base import TicketRef, Tracker, Trigger
 from reqgate.pipeline.config import Config, LLMSettings
@@ -44,6 +45,12 @@ class Services:
     trackers: Mapping[str, Tracker]
     state: StateStore
     llm_factory: Callable[[LLMSettings], LLMClient | None] = LLMClient.from_env
+    # LLM spend for the cost controls; by default a table in the state's own database.
+    budget: SpendLedger | None = None
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = SpendLedger(self.state.engine)
 
 
 class Outcome(BaseModel):

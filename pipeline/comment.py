@@ -21,6 +21,7 @@ FALLBACK_NOTES = {
         "The rules below still apply; `/reqgate recheck` tries again."
     ),
     "guardrail_rejected": "The ticket was not sent to the LLM: the input guardrail rejected it.",
+    "llm_withheld": "Rules-only review: {reason}",
     "render_template": "The PRD draft below was laid out by a template ({reason}).",
     "from_cache": (
         "Unchanged since the last review (same text, configuration and prompts): no LLM call was made."

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -137,6 +137,20 @@ class LLMSettings(Strict):
     prices: dict[str, Price]
 
 
+class CostSettings(Strict):
+    """Who may spend money on LLM reviews, and how much. Everyone else gets a rules-only review that says why."""
+
+    # everyone | members (organisation members and collaborators on GitHub, users who may be assigned issues
+    # of the project on Jira) | allowlist (the logins or Jira account ids below)
+    llm_reviews_for: Literal["everyone", "members", "allowlist"] = "everyone"
+    allowlist: list[str] = Field(default_factory=list)
+    # US dollars per calendar month (UTC) for the whole GitHub installation or Jira site, estimated from
+    # `llm.prices`; null means no budget. Once spent, reviews are rules-only until the month ends.
+    monthly_budget_usd: float | None = Field(default=None, ge=0)
+    # LLM reviews of one ticket per UTC day; later reviews that day are rules-only. null means no cap.
+    max_llm_reviews_per_ticket_per_day: int | None = Field(default=10, ge=0)
+
+
 class Limits(Strict):
     comment_max_chars: int = Field(gt=1000)
     max_findings_shown: int = Field(gt=0)
@@ -153,6 +167,7 @@ class Config(Strict):
     guardrail: GuardrailSettings
     llm: LLMSettings
     limits: Limits
+    cost: CostSettings = Field(default_factory=CostSettings)
 
     @model_validator(mode="after")
     def _all_rubrics(self) -> Config:

@@ -21,6 +21,7 @@ from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache
 from reqgate.pipeline.comment import error_comment
 from reqgate.pipeline.config import RUBRIC_TYPES, Config
+from reqgate.pipeline.cost import WITHHELD_FLAG, LLMAccess
 from reqgate.pipeline.guardrail import screen
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.model_findings import merge, rests_on_model_injection
@@ -118,9 +119,13 @@ def prepare(packet: RequirementPacket, config: Config) -> Prepared:
                     type_source="tracker" if settled else "text", type_settled=settled)
 
 
-def call_structure(prepared: Prepared, config: Config, llm: LLMClient | None) -> StructureOutcome:
+def call_structure(
+    prepared: Prepared, config: Config, llm: LLMClient | None, access: LLMAccess | None = None
+) -> StructureOutcome:
     if prepared.guardrail.rejected:
         return StructureOutcome(failure="guardrail_rejected")
+    if access is not None and not access.allowed:
+        return StructureOutcome(failure=WITHHELD_FLAG, withheld=access.message)
     if llm is None:
         return StructureOutcome(failure="offline")
     return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
@@ -197,7 +202,10 @@ def call_render(
 def _fallbacks(structure: StructureOutcome, render: RenderOutcome) -> tuple[list[str], dict[str, str]]:
     flags: list[str] = []
     reasons: dict[str, str] = {}
-    if structure.failure in ("offline", "guardrail_rejected"):
+    if structure.withheld:
+        flags.append(WITHHELD_FLAG)
+        reasons[WITHHELD_FLAG] = structure.withheld
+    elif structure.failure in ("offline", "guardrail_rejected"):
         flags.append(structure.failure)
     elif structure.failure:
         flags.append("structure_failed")
@@ -280,6 +288,7 @@ def review(
     cache: ResultCache | None = None,
     run_id: str | None = None,
     config_source: str = "defaults",
+    access: LLMAccess | None = None,
 ) -> ReviewResult:
     """The whole review in one call. A cached result for the same content hash costs no LLM call."""
     run_id = run_id or new_run_id()
@@ -289,7 +298,7 @@ def review(
         if hit is not None:
             return replay_cached(hit, run_id=run_id, config=config)
     stages: list[StageTiming] = []
-    structure = _timed(stages, "structure", lambda: call_structure(prepared, config, llm))
+    structure = _timed(stages, "structure", lambda: call_structure(prepared, config, llm, access))
     decision = _timed(stages, "score_and_gate", lambda: decide(prepared, structure, config))
     render = _timed(stages, "render", lambda: call_render(prepared, structure, decision, config, llm))
     result = assemble(prepared, structure, decision, render, config, run_id=run_id,

@@ -278,6 +278,8 @@ class StructureOutcome(Model):
     calls: list[LLMCallRecord] = Field(default_factory=list)
     failure: str | None = None  # a short, secret-free reason shown in the comment
     dropped_quotes: int = 0
+    # Set when the cost controls kept the LLM out on purpose (pipeline/cost.py): why, for the comment.
+    withheld: str | None = None
 
 
 class RenderOutcome(Model):
