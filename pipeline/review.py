@@ -210,7 +210,10 @@ def _fallbacks(structure: StructureOutcome, render: RenderOutcome) -> tuple[list
     elif structure.failure:
         flags.append("structure_failed")
         reasons["structure_failed"] = structure.failure
-    if structure.output is not None and render.used_template:
+    if render.skipped:
+        flags.append("render_skipped")
+        reasons["render_skipped"] = render.skipped
+    elif structure.output is not None and render.used_template:
         flags.append("render_template")
         reasons["render_template"] = render.failure or "the model's draft left something out"
     return flags, reasons

@@ -289,3 +289,5 @@ class RenderOutcome(Model):
     calls: list[LLMCallRecord] = Field(default_factory=list)
     used_template: bool = False
     failure: str | None = None
+    # Why call 2 was not made although it could have been (a ready ticket with nothing to propose).
+    skipped: str | None = None

@@ -268,7 +268,8 @@ def smart_structure(request: RecordedRequest) -> dict[str, Any]:
 
 
 def smart_markdown(request: RecordedRequest) -> str:
-    """A PRD section that names every criterion, every question and the verdict line it was given."""
+    """A PRD section that names every criterion, step, done condition, question and the verdict line it was
+    given."""
     text = request.user_text
     verdict = re.search(r"Verdict: (Ready|Needs info)", text)
     draft: dict[str, Any] = {}
@@ -283,6 +284,10 @@ def smart_markdown(request: RecordedRequest) -> str:
     for item in prd.get("acceptance_criteria") or []:
         source = f'_(from: "{item["evidence"]}")_' if item.get("evidence") else "_(inferred)_"
         lines.append(f"- [ ] {item.get('text', '')} {source}")
+    for part, key, heading in (("bug", "steps", "**Steps to reproduce**"), ("task", "done", "**Done when**")):
+        items = (prd.get(part) or {}).get(key) or []
+        if items:
+            lines += ["", heading, *[f"- [ ] {item.get('text', '')}" for item in items]]
     lines += ["", "**Questions**"]
     lines += [f"- [ ] {question}" for question in prd.get("questions") or []]
     lines += ["", f"Verdict: {verdict.group(1) if verdict else 'Needs info'}"]
