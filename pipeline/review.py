@@ -134,10 +134,9 @@ def call_structure(
 def settle_type(prepared: Prepared, output: StructureOutput | None, config: Config) -> Prepared:
     """When the type was a guess, the model's reading of the ticket decides it, and the rules run again for
     that type (on the redacted text: it is all that may be kept) before anything is scored."""
-    if output is None or prepared.type_settled or output.ticket_type.value not in RUBRIC_TYPES:
+    if (output is None or prepared.type_settled or output.ticket_type.value not in RUBRIC_TYPES
+            or output.ticket_type is prepared.ticket_type):
         return prepared
-    if output.ticket_type is prepared.ticket_type:
-        return prepared.model_copy(update={"type_source": "model"})
     findings = prepared.guardrail.findings + run_rules(prepared.guardrail.redacted, output.ticket_type, config)
     return prepared.model_copy(update={"ticket_type": output.ticket_type, "type_source": "model",
                                        "findings": findings})

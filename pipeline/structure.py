@@ -44,6 +44,7 @@ _TRUNCATED = ("max_tokens", "model_context_window_exceeded")
 _MAX_ERRORS_QUOTED = 12
 _MAX_FINDINGS_SHOWN = 20
 MAX_QUESTIONS = 5
+QUESTION_MARKS = ("?", "？", "؟", "\u037e")  # ASCII, full-width, Arabic, Greek
 MAX_ISSUES = 5
 
 
@@ -342,7 +343,9 @@ def verify(
     quotes = Quotes(ticket_text)
     prd, dropped = _verified_items(output.prd, quotes)
     assert isinstance(prd, PRDDraft)
-    prd = prd.model_copy(update={"questions": prd.questions[:MAX_QUESTIONS]})
+    # The comment asks these as they are: a command ("Add steps.") is not a question, and five is the most.
+    questions = [q.strip() for q in prd.questions if q.strip().endswith(QUESTION_MARKS)]
+    prd = prd.model_copy(update={"questions": list(dict.fromkeys(questions))[:MAX_QUESTIONS]})
 
     ratings: list[Rating] = []
     seen: set[str] = set()

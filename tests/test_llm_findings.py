@@ -195,6 +195,18 @@ def test_model_cannot_raise_the_verdict_with_high_ratings(fast_llm_config: Confi
     assert [f.check_id for f in result.decision.blocking] == ["bug.steps.missing"]
 
 
+def test_questions_are_questions_and_at_most_five(fast_llm_config: Config, llm_client: LLMClient,
+                                                  fake_anthropic: FakeAnthropic) -> None:
+    def reply(request: RecordedRequest) -> Reply:
+        data = smart_structure(request)
+        data["prd"]["questions"] = ["Add the steps to reproduce.", *[f"Question {n}?" for n in range(1, 8)]]
+        return Reply.json(data)
+
+    result = run(bug(), fast_llm_config, llm_client, fake_anthropic, reply)
+    assert result.structure is not None
+    assert result.structure.prd.questions == [f"Question {n}?" for n in range(1, 6)]
+
+
 # ---- injection flags ------------------------------------------------------------------------------------
 
 def test_injection_flag_with_a_verified_quote_blocks_and_shows_it(fast_llm_config: Config, llm_client: LLMClient,
