@@ -49,8 +49,9 @@ class Services:
     budget: SpendLedger | None = None
 
     def __post_init__(self) -> None:
-        if self.budget is None:
-            self.budget = SpendLedger(self.state.engine)
+        engine = getattr(self.state, "engine", None)
+        if self.budget is None and engine is not None:
+            self.budget = SpendLedger(engine)
 
 
 class Outcome(BaseModel):

@@ -110,6 +110,8 @@ def _hide_secrets(findings: list[Finding], ranges: list[tuple[int, int]]) -> lis
 def prepare(packet: RequirementPacket, config: Config) -> Prepared:
     stages: list[StageTiming] = []
     report = _timed(stages, "guardrail", lambda: screen(packet, config))
+    report = report.model_copy(update={"findings": [f.model_copy(update={"origin": "guardrail"})
+                                                    for f in report.findings]})
     ticket_type = _timed(stages, "classify", lambda: guess_type(packet))
     rule_findings = _timed(stages, "rules", lambda: run_rules(packet, ticket_type, config))
     findings = report.findings + _hide_secrets(rule_findings, report.redacted_ranges)
