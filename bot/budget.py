@@ -1,5 +1,6 @@
 """LLM spend per GitHub installation / Jira site, kept in a table of its own beside the ticket state: one row
-per review that called the LLM, keyed by its workflow id so that a replayed step never counts twice.
+per LLM stage of a review (call 1, call 2), keyed by workflow id and stage so that a replayed step never
+counts twice.
 Month totals and a ticket's reviews of the day are sums over it (pipeline/cost.py decides what they allow).
 """
 
@@ -18,6 +19,7 @@ LLM_SPEND = sa.Table(
     "reqgate_llm_spend",
     _METADATA,
     sa.Column("run_id", sa.String(400), primary_key=True),
+    sa.Column("stage", sa.String(40), primary_key=True),
     sa.Column("account", sa.String(400), nullable=False),
     sa.Column("ticket_id", sa.String(400), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
@@ -41,12 +43,14 @@ class SpendLedger:
         self.engine = engine
         _METADATA.create_all(engine, checkfirst=True)
 
-    def record(self, run_id: str, account: str, ticket_id: str, cost_usd: float, at: float | None = None) -> None:
-        values = {"run_id": run_id, "account": account, "ticket_id": ticket_id, "cost_usd": cost_usd,
-                  "at": time.time() if at is None else at}
+    def record(
+        self, run_id: str, stage: str, account: str, ticket_id: str, cost_usd: float, at: float | None = None
+    ) -> None:
+        values = {"run_id": run_id, "stage": stage, "account": account, "ticket_id": ticket_id,
+                  "cost_usd": cost_usd, "at": time.time() if at is None else at}
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         statement = dialect.insert(LLM_SPEND).values(**values).on_conflict_do_nothing(
-            index_elements=[LLM_SPEND.c.run_id])
+            index_elements=[LLM_SPEND.c.run_id, LLM_SPEND.c.stage])
         with self.engine.begin() as conn:
             conn.execute(statement)
 
@@ -57,7 +61,8 @@ class SpendLedger:
             return float(conn.execute(query).scalar_one())
 
     def reviews(self, ticket_id: str, since: datetime) -> int:
-        query = sa.select(sa.func.count()).select_from(LLM_SPEND).where(
+        """LLM reviews of the ticket since `since`: runs, not stages."""
+        query = sa.select(sa.func.count(sa.distinct(LLM_SPEND.c.run_id))).where(
             LLM_SPEND.c.ticket_id == ticket_id, LLM_SPEND.c.at >= since.timestamp())
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())

@@ -118,9 +118,7 @@ def _review(
     if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
     else:
-        access = _llm_access(step, services, tracker, trigger, config)
-        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label, access)
-        _record_spend(step, services, trigger, result)
+        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label, tracker, trigger)
 
     add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
     if add or remove:
@@ -156,8 +154,10 @@ def _load_state(
 def _with_llm(
     services: Services, config: Config, wanted: bool,
     call: Callable[[LLMClient | None], StructureOutcome | RenderOutcome],
+    spend: tuple[str, str, Trigger] | None = None,
 ) -> dict[str, Any]:
-    """One LLM stage as a step: a client for this call only (closed whatever happens), usage counted."""
+    """One LLM stage as a step: a client for this call only (closed whatever happens), usage counted and, for
+    the cost controls, its spend recorded under (run id, stage) so that a replayed step counts once."""
     llm = services.llm_factory(config.llm) if wanted else None
     try:
         outcome = call(llm)
@@ -165,47 +165,42 @@ def _with_llm(
         if llm is not None:
             llm.close()
     metrics.count_llm_usage(outcome.calls)
+    if spend is not None and outcome.calls and services.budget is not None:
+        run_id, stage, trigger = spend
+        services.budget.record(run_id, stage, account_of(trigger.ref), trigger.ref.ticket_id,
+                               sum(c.cost_usd for c in outcome.calls))
     return outcome.model_dump(mode="json")
 
 
-def _llm_access(step: StepRunner, services: Services, tracker: Tracker, trigger: Trigger, config: Config) -> LLMAccess:
-    """May this review call the LLM (pipeline/cost.py)? Membership is asked only when the config needs it."""
-
-    def check() -> dict[str, Any]:
-        member = tracker.is_member(trigger) if needs_membership(config.cost) else None
-        now = datetime.now(UTC)
-        ledger = services.budget
-        spent = ledger.spent(account_of(trigger.ref), month_start(now)) if ledger else 0.0
-        today = ledger.reviews(trigger.ref.ticket_id, day_start(now)) if ledger else 0
-        access = decide_access(config.cost, actor=trigger.actor, member=member, spent_usd=spent,
-                               reviews_today=today)
-        if not access.allowed:
-            metrics.count_llm_withheld(access.reason or "")
-        return access.model_dump(mode="json")
-
-    return LLMAccess.model_validate(io(step, "llm_access", check))
-
-
-def _record_spend(step: StepRunner, services: Services, trigger: Trigger, result: ReviewResult) -> None:
+def llm_access(services: Services, tracker: Tracker, trigger: Trigger, config: Config) -> LLMAccess:
+    """May this review call the LLM (pipeline/cost.py)? Membership is asked only when the config needs it.
+    Runs inside the call-1 step, so its answer is checkpointed with the call's outcome."""
+    member = tracker.is_member(trigger) if needs_membership(config.cost) else None
+    now = datetime.now(UTC)
     ledger = services.budget
-    if ledger is None or not result.trace.llm_calls:
-        return
-    cost = sum(call.cost_usd for call in result.trace.llm_calls)
-    io(step, "record_spend", lambda: ledger.record(result.trace.run_id, account_of(trigger.ref),
-                                                   trigger.ref.ticket_id, cost))
+    spent = ledger.spent(account_of(trigger.ref), month_start(now)) if ledger else 0.0
+    today = ledger.reviews(trigger.ref.ticket_id, day_start(now)) if ledger else 0
+    access = decide_access(config.cost, actor=trigger.actor, member=member, spent_usd=spent,
+                           reviews_today=today)
+    if not access.allowed:
+        metrics.count_llm_withheld(access.reason or "")
+    return access
 
 
 def _fresh_review(
     step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str,
-    access: LLMAccess | None = None,
+    tracker: Tracker, trigger: Trigger,
 ) -> ReviewResult:
-    structure = StructureOutcome.model_validate(io(step, "llm_structure", lambda: _with_llm(
-        services, config, access is None or access.allowed,
-        lambda llm: call_structure(prepared, config, llm, access))))
+    def structure_step() -> dict[str, Any]:
+        access = llm_access(services, tracker, trigger, config)
+        return _with_llm(services, config, access.allowed,
+                         lambda llm: call_structure(prepared, config, llm, access), (wid, "structure", trigger))
+
+    structure = StructureOutcome.model_validate(io(step, "llm_structure", structure_step))
     decision: Decision = decide(prepared, structure, config)
     render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
         services, config, structure.output is not None,
-        lambda llm: call_render(prepared, structure, decision, config, llm))))
+        lambda llm: call_render(prepared, structure, decision, config, llm), (wid, "render", trigger))))
     return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source)
 
 

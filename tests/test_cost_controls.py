@@ -79,12 +79,14 @@ def test_budget_line() -> None:
 def test_ledger_counts_a_run_once_and_by_month_and_day(tmp_path: Path) -> None:
     ledger = SpendLedger(StateStore.connect(f"sqlite:///{tmp_path / 'db.sqlite'}").engine)
     now = datetime(2026, 11, 15, 12, tzinfo=UTC)
-    ledger.record("run-1", "github:installation:1", "t1", 0.25, at=now.timestamp())
-    ledger.record("run-1", "github:installation:1", "t1", 0.25, at=now.timestamp())  # a replayed step
-    ledger.record("run-2", "github:installation:1", "t2", 0.5, at=(now - timedelta(days=20)).timestamp())
-    ledger.record("run-3", "github:installation:2", "t1", 9.0, at=now.timestamp())
-    assert ledger.spent("github:installation:1", month_start(now)) == pytest.approx(0.25)
-    assert ledger.reviews("t1", now.replace(hour=0)) == 2
+    ledger.record("run-1", "structure", "github:installation:1", "t1", 0.25, at=now.timestamp())
+    ledger.record("run-1", "structure", "github:installation:1", "t1", 0.25, at=now.timestamp())  # replayed
+    ledger.record("run-1", "render", "github:installation:1", "t1", 0.05, at=now.timestamp())
+    ledger.record("run-2", "structure", "github:installation:1", "t2", 0.5,
+                  at=(now - timedelta(days=20)).timestamp())
+    ledger.record("run-3", "structure", "github:installation:2", "t1", 9.0, at=now.timestamp())
+    assert ledger.spent("github:installation:1", month_start(now)) == pytest.approx(0.30)
+    assert ledger.reviews("t1", now.replace(hour=0)) == 2  # run-1 (two stages) and run-3
     assert ledger.reviews("t2", now.replace(hour=0)) == 0
 
 
@@ -167,8 +169,9 @@ def test_budget_spent_mid_month_makes_reviews_rules_only(services: Services, fak
     account = account_of(REF)
     now = datetime.now(UTC)
     last_month = month_start(now) - timedelta(days=3)
-    ledger.record("old", account, "github:acme/other#9", 40.0, at=last_month.timestamp())  # does not count
-    ledger.record("earlier", account, "github:acme/other#9", 0.4999, at=month_start(now).timestamp() + 1)
+    other = "github:acme/other#9"
+    ledger.record("old", "structure", account, other, 40.0, at=last_month.timestamp())  # does not count
+    ledger.record("earlier", "structure", account, other, 0.4999, at=month_start(now).timestamp() + 1)
     before = metrics.LLM_COST._value.get()
 
     assert review(services, "d1").status == "published"
@@ -201,7 +204,7 @@ def test_config_command_shows_the_budget_left(services: Services, fake: FakeGitH
     set_config(fake, "cost:\n  monthly_budget_usd: 20\n")
     ledger = services.budget
     assert ledger is not None
-    ledger.record("earlier", account_of(REF), REF.ticket_id, 5.0)
+    ledger.record("earlier", "structure", account_of(REF), REF.ticket_id, 5.0)
     assert review(services, "d1", command="config", association="OWNER").status == "replied"
     replies = [c.body for c in fake.comments_by_id.values() if "ReqGate configuration" in c.body]
     assert replies and "$15.00 left of $20.00" in replies[-1]
