@@ -185,8 +185,9 @@ class Config(Strict):
         return modes.for_type(ticket_type) if modes else "warn"
 
     def fingerprint(self) -> str:
-        """Stable hash of the effective configuration; part of every review's content hash."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """Stable hash of the effective configuration; part of every review's content hash. The cost controls
+        decide whether a review may call the LLM, not what it says: changing a budget keeps stored reviews."""
+        blob = json.dumps(self.model_dump(mode="json", exclude={"cost"}), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -225,3 +225,10 @@ def test_jira_member_is_a_user_assignable_in_the_project(fake_jira: FakeJira,  #
     assert jira_tracker.is_member(trigger(dev.account_id))
     assert not jira_tracker.is_member(trigger(outsider.account_id))
     assert not jira_tracker.is_member(trigger(None))
+
+
+def test_cost_settings_do_not_invalidate_stored_reviews(fast_llm_config: Any) -> None:
+    richer = fast_llm_config.model_copy(update={"cost": CostSettings(monthly_budget_usd=99)})
+    assert richer.fingerprint() == fast_llm_config.fingerprint()
+    stricter = fast_llm_config.model_copy(update={"threshold": 90})
+    assert stricter.fingerprint() != fast_llm_config.fingerprint()
