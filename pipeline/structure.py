@@ -375,14 +375,15 @@ def verify(
     }), dropped
 
 
-def _findings_text(findings: list[Finding], ticket_text: str) -> str:
+def _findings_text(findings: list[Finding], ticket_text: str, may_dismiss: Sequence[str] = ()) -> str:
     # Only check ids and messages, plus quotes that the redacted text itself contains: a rule's span
     # points into the original ticket and could otherwise carry a redacted value to the API.
     lines = []
     for finding in findings[:_MAX_FINDINGS_SHOWN]:
         if finding.mode == "off":
             continue
-        marks = f"{finding.mode}, {category_of(finding)}" + (", dismissible" if dismissible(finding) else "")
+        marks = f"{finding.mode}, {category_of(finding)}" + (", dismissible" if finding.check_id in may_dismiss
+                                                             and dismissible(finding) else "")
         line = f"- {finding.check_id} ({marks}): {finding.message}"
         if finding.span and not finding.redacted and finding.span.quote and finding.span.quote in ticket_text:
             line += f' — "{finding.span.quote}"'
@@ -449,7 +450,7 @@ def _run(
     may_dismiss = [] if guardrail.injection_detected else [f.check_id for f in findings if dismissible(f)]
     first = Turn("user", prompt.render_user(
         ticket_type=ticket_type.value,
-        findings=_findings_text(findings, ticket_text),
+        findings=_findings_text(findings, ticket_text, may_dismiss),
         ticket=wrap_untrusted(ticket_text, TICKET_TAG),
     ))
     schema = wire_schema(dimensions, rubric_name, may_dismiss)
