@@ -167,8 +167,11 @@ def _with_llm(
     metrics.count_llm_usage(outcome.calls)
     if spend is not None and outcome.calls and services.budget is not None:
         run_id, stage, trigger = spend
-        services.budget.record(run_id, stage, account_of(trigger.ref), trigger.ref.ticket_id,
-                               sum(c.cost_usd for c in outcome.calls))
+        try:
+            services.budget.record(run_id, stage, account_of(trigger.ref), trigger.ref.ticket_id,
+                                   sum(c.cost_usd for c in outcome.calls))
+        except Exception as exc:  # noqa: BLE001 - a failed step would pay for the LLM call a second time
+            log.warning("spend_not_recorded", stage=stage, error=type(exc).__name__)
     return outcome.model_dump(mode="json")
 
 
