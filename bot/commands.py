@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
+from reqgate.bot.budget import account_of
 from reqgate.bot.steps import Outcome, Services, StepFailed, StepRunner, io, load_config
 from reqgate.handlers.base import Tracker, Trigger
 from reqgate.handlers.commands import HELP_TEXT
 from reqgate.pipeline.config_loader import ConfigError, LoadedConfig
+from reqgate.pipeline.cost import budget_line, month_start
 
 # "token" but not "tokens": `structure_max_tokens` is a count that an admin needs to see, `api_token` a secret.
 _SECRET_KEY_RE = re.compile(r"(secret|token(?!s)|password|passwd|api_?key|private_?key|credential)", re.IGNORECASE)
@@ -39,7 +42,10 @@ def run(
         io(step, "reply_help", lambda: tracker.reply(trigger.ref, HELP_TEXT), idempotent=False)
         return Outcome(workflow_id=wid, status="replied", detail="help")
     loaded = load_config(step, tracker, trigger)
-    text = config_errors(loaded) if isinstance(loaded, ConfigError) else config_report(loaded)
+    if isinstance(loaded, ConfigError):
+        text = config_errors(loaded)
+    else:
+        text = config_report(loaded, budget=_budget(step, services, trigger, loaded))
     io(step, "reply_config", lambda: tracker.reply(trigger.ref, text), idempotent=False)
     return Outcome(workflow_id=wid, status="replied", detail="config")
 
@@ -98,8 +104,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def config_report(loaded: LoadedConfig) -> str:
-    """The effective configuration, and which file set each value that is not a default."""
+def _budget(step: StepRunner, services: Services, trigger: Trigger, loaded: LoadedConfig) -> str | None:
+    ledger = services.budget
+    if ledger is None:
+        return None
+    spent: float = io(step, "read_spend", lambda: ledger.spent(
+        account_of(trigger.ref), month_start(datetime.now(UTC))))
+    return budget_line(loaded.config.cost, spent)
+
+
+def config_report(loaded: LoadedConfig, budget: str | None = None) -> str:
+    """The effective configuration, which file set each value that is not a default, and the LLM budget."""
     defaults_source = loaded.sources[0] if loaded.sources else ""
     shown_sources = ["defaults"] + loaded.sources[1:]
     effective = _hide_secrets(loaded.config.model_dump(mode="json"))
@@ -114,6 +129,8 @@ def config_report(loaded: LoadedConfig) -> str:
         lines += ["", "Every other value is a default."]
     else:
         lines.append("No configuration file applies: every value is a default.")
+    if budget:
+        lines += ["", budget]
     dumped = yaml.safe_dump(effective, sort_keys=False, allow_unicode=True, width=110)
     lines += ["", "<details><summary>Effective configuration (YAML)</summary>", "", "```yaml", dumped.rstrip(),
               "```", "", "</details>"]

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from reqgate.bot import commands, metrics
+from reqgate.bot.budget import account_of
 from reqgate.bot.logging import get_logger
 from reqgate.bot.state import TicketState
 from reqgate.bot.steps import Outcome, ResolvesRefs, Services, StepFailed, StepRunner, io, load_config, write
@@ -20,6 +22,7 @@ from reqgate.handlers.filters import skip_reason
 from reqgate.handlers.publish import cap_comment, label_changes
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.config_loader import ConfigError, LoadedConfig, load_default_config
+from reqgate.pipeline.cost import LLMAccess, day_start, decide_access, month_start, needs_membership
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.review import (
     Decision,
@@ -153,7 +156,7 @@ def _review(
     if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
     else:
-        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label,
+        result = _fresh_review(step, services, prepared, config, wid, loaded.source_label, tracker, trigger,
                                previous.result if previous else None)
 
     add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
@@ -193,8 +196,10 @@ def _load_state(
 def _with_llm(
     services: Services, config: Config, wanted: bool,
     call: Callable[[LLMClient | None], StructureOutcome | RenderOutcome],
+    spend: tuple[str, str, Trigger] | None = None,
 ) -> dict[str, Any]:
-    """One LLM stage as a step: a client for this call only (closed whatever happens), usage counted."""
+    """One LLM stage as a step: a client for this call only (closed whatever happens), usage counted and, for
+    the cost controls, its spend recorded under (run id, stage) so that a replayed step counts once."""
     llm = services.llm_factory(config.llm) if wanted else None
     try:
         outcome = call(llm)
@@ -202,19 +207,46 @@ def _with_llm(
         if llm is not None:
             llm.close()
     metrics.count_llm_usage(outcome.calls)
+    if spend is not None and outcome.calls and services.budget is not None:
+        run_id, stage, trigger = spend
+        try:
+            services.budget.record(run_id, stage, account_of(trigger.ref), trigger.ref.ticket_id,
+                                   sum(c.cost_usd for c in outcome.calls))
+        except Exception as exc:  # noqa: BLE001 - a failed step would pay for the LLM call a second time
+            log.warning("spend_not_recorded", stage=stage, error=type(exc).__name__)
     return outcome.model_dump(mode="json")
+
+
+def llm_access(services: Services, tracker: Tracker, trigger: Trigger, config: Config) -> LLMAccess:
+    """May this review call the LLM (pipeline/cost.py)? Membership is asked only when the config needs it.
+    Runs inside the call-1 step, so its answer is checkpointed with the call's outcome."""
+    member = tracker.is_member(trigger) if needs_membership(config.cost) else None
+    now = datetime.now(UTC)
+    ledger = services.budget
+    spent = ledger.spent(account_of(trigger.ref), month_start(now)) if ledger else 0.0
+    today = ledger.reviews(trigger.ref.ticket_id, day_start(now)) if ledger else 0
+    access = decide_access(config.cost, actor=trigger.actor, member=member, spent_usd=spent,
+                           reviews_today=today)
+    if not access.allowed:
+        metrics.count_llm_withheld(access.reason or "")
+    return access
 
 
 def _fresh_review(
     step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str,
+    tracker: Tracker, trigger: Trigger,
     previous: ReviewResult | None = None,
 ) -> ReviewResult:
-    structure = StructureOutcome.model_validate(io(step, "llm_structure", lambda: _with_llm(
-        services, config, True, lambda llm: call_structure(prepared, config, llm))))
+    def structure_step() -> dict[str, Any]:
+        access = llm_access(services, tracker, trigger, config)
+        return _with_llm(services, config, access.allowed,
+                         lambda llm: call_structure(prepared, config, llm, access), (wid, "structure", trigger))
+
+    structure = StructureOutcome.model_validate(io(step, "llm_structure", structure_step))
     decision: Decision = decide(prepared, structure, config)
     render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
         services, config, structure.output is not None,
-        lambda llm: call_render(prepared, structure, decision, config, llm))))
+        lambda llm: call_render(prepared, structure, decision, config, llm), (wid, "render", trigger))))
     # The last review, so that the comment can say what was resolved since.
     return assemble(prepared, structure, decision, render, config, run_id=wid, config_source=config_source,
                     previous=previous)

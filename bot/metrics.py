@@ -30,6 +30,13 @@ REVIEW_SECONDS = Histogram(
     buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300), registry=REGISTRY,
 )
 LLM_TOKENS = Counter("reqgate_llm_tokens", "LLM tokens, by direction.", ["direction"], registry=REGISTRY)
+LLM_COST = Counter(
+    "reqgate_llm_cost_usd", "Estimated LLM spend in US dollars, from the token prices in config.", registry=REGISTRY,
+)
+LLM_WITHHELD = Counter(
+    "reqgate_llm_withheld", "Reviews kept rules-only by the cost controls, by reason.", ["reason"],
+    registry=REGISTRY,
+)
 RATE_LIMIT_WAIT = Counter(
     "reqgate_rate_limit_wait_seconds", "Seconds spent waiting to respect the trackers' write spacing and limits.",
     registry=REGISTRY,
@@ -39,6 +46,8 @@ for _direction in ("input", "output", "cache_read", "cache_write"):
     LLM_TOKENS.labels(direction=_direction)
 for _verdict in ("ready", "needs_info", "error", "skipped"):
     REVIEWS.labels(verdict=_verdict)
+for _reason in ("not_member", "not_allowlisted", "budget_exhausted", "ticket_cap"):
+    LLM_WITHHELD.labels(reason=_reason)
 
 
 class _QueueDepth(Collector):
@@ -82,6 +91,11 @@ def count_llm_usage(calls: list[LLMCallRecord]) -> None:
         LLM_TOKENS.labels(direction="output").inc(call.output_tokens)
         LLM_TOKENS.labels(direction="cache_read").inc(call.cache_read_tokens)
         LLM_TOKENS.labels(direction="cache_write").inc(call.cache_creation_tokens)
+        LLM_COST.inc(call.cost_usd)
+
+
+def count_llm_withheld(reason: str) -> None:
+    LLM_WITHHELD.labels(reason=reason).inc()
 
 
 def count_review(verdict: str, seconds: float | None) -> None:

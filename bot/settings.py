@@ -148,6 +148,8 @@ class Settings(BaseSettings):
 
     def problems(self) -> list[str]:
         """Everything that stops `reqgate serve` from starting, each with the variable to set."""
+        from sqlalchemy.engine import url as sa_url
+
         found: list[str] = []
         if self.database_url is not None:
             try:

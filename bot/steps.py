@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from reqgate.bot.logging import get_logger, scrub_text
+from reqgate.bot.budget import SpendLedger
 from reqgate.bot.state import StateStore
 from reqgate.handlers.base import TicketRef, Tracker, Trigger
 from reqgate.pipeline.config import Config, LLMSettings
@@ -70,6 +71,13 @@ class Services:
     # A sleep that survives a restart (DBOS.sleep in the bot): the pause before an outage retry.
     durable_sleep: Callable[[float], None] = time.sleep
     outage_retry: OutageRetry = OutageRetry(horizon_s=0.0)
+    # LLM spend for the cost controls; by default a table in the state's own database.
+    budget: SpendLedger | None = None
+
+    def __post_init__(self) -> None:
+        engine = getattr(self.state, "engine", None)
+        if self.budget is None and engine is not None:
+            self.budget = SpendLedger(engine)
 
 
 class Outcome(BaseModel):

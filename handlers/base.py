@@ -91,3 +91,6 @@ class Tracker(Protocol):
 
     def is_authorised(self, trigger: Trigger) -> bool:
         """May this actor run commands on this ticket?"""
+
+    def is_member(self, trigger: Trigger) -> bool:
+        """Is the actor one of the project's people (for `cost.llm_reviews_for: members`)?"""

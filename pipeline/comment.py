@@ -56,6 +56,7 @@ FALLBACK_NOTES = {
         "The rules still apply; `/reqgate recheck` tries again."
     ),
     "guardrail_rejected": "The ticket was not sent to the LLM: the input guardrail rejected it.",
+    "llm_withheld": "Rules-only review: {reason}",
     "render_template": "The draft was laid out by a template ({reason}).",
     "type_unsure": (
         "The tracker gives no type and the text does not make it clear ({reason}): only the checks that "

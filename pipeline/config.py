@@ -181,6 +181,20 @@ class LLMSettings(Strict):
     prices: dict[str, Price]
 
 
+class CostSettings(Strict):
+    """Who may spend money on LLM reviews, and how much. Everyone else gets a rules-only review that says why."""
+
+    # everyone | members (organisation members and collaborators on GitHub, users who may be assigned issues
+    # of the project on Jira) | allowlist (the logins or Jira account ids below)
+    llm_reviews_for: Literal["everyone", "members", "allowlist"] = "everyone"
+    allowlist: list[str] = Field(default_factory=list)
+    # US dollars per calendar month (UTC) for the whole GitHub installation or Jira site, estimated from
+    # `llm.prices`; null means no budget. Once spent, reviews are rules-only until the month ends.
+    monthly_budget_usd: float | None = Field(default=None, ge=0)
+    # LLM reviews of one ticket per UTC day; later reviews that day are rules-only. null means no cap.
+    max_llm_reviews_per_ticket_per_day: int | None = Field(default=10, ge=0)
+
+
 class Limits(Strict):
     comment_max_chars: int = Field(gt=1000)
     max_findings_shown: int = Field(gt=0)
@@ -198,6 +212,7 @@ class Config(Strict):
     guardrail: GuardrailSettings
     llm: LLMSettings
     limits: Limits
+    cost: CostSettings = Field(default_factory=CostSettings)
 
     @model_validator(mode="after")
     def _all_rubrics(self) -> Config:
@@ -219,8 +234,9 @@ class Config(Strict):
         return modes.category if modes is not None and modes.category is not None else "other"
 
     def fingerprint(self) -> str:
-        """Stable hash of the effective configuration; part of every review's content hash."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """Stable hash of the effective configuration; part of every review's content hash. The cost controls
+        decide whether a review may call the LLM, not what it says: changing a budget keeps stored reviews."""
+        blob = json.dumps(self.model_dump(mode="json", exclude={"cost"}), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -18,7 +18,8 @@ def decide(
     injection_suspected: bool,
     rejected: bool = False,
 ) -> GateDecision:
-    blocking = [f for f in findings if f.mode == "error"]
+    # A finding the model disproved with a verified quote no longer blocks; it stays listed as dismissed.
+    blocking = [f for f in findings if f.mode == "error" and f.dismissed_by is None]
     reasons: list[str] = []
     if rejected:
         reasons.append("The ticket was rejected by the input guardrail before any LLM call.")

@@ -17,7 +17,7 @@ from importlib import resources
 import yaml
 
 PROMPTS_DIR = resources.files("reqgate.prompts")
-PROMPT_NAMES = ("structure", "structure_reask", "render", "render_reask")
+PROMPT_NAMES = ("structure", "structure_reask", "rubric", "render", "render_reask")
 
 _USER_MARKER = re.compile(r"^%% user[ \t]*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")

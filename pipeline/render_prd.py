@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from pydantic import BaseModel
 
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
@@ -66,11 +67,21 @@ def clean_markdown(markdown: str) -> str:
     return "\n".join(kept).strip()
 
 
+def _required(structure: StructureOutput) -> list[tuple[str, str]]:
+    """(kind, text) of every item the section must copy word for word: criteria, steps, done conditions."""
+    prd = structure.prd
+    items = [("acceptance criterion", item.text) for item in prd.acceptance_criteria]
+    if prd.bug is not None:
+        items += [("step to reproduce", item.text) for item in prd.bug.steps]
+    if prd.task is not None:
+        items += [("done condition", item.text) for item in prd.task.done]
+    return items
+
+
 def missing_items(markdown: str, structure: StructureOutput, decision: GateDecision) -> list[str]:
     """Required items absent from `markdown`, each described for the re-ask."""
     haystack = _comparable(markdown)
-    missing = [f'acceptance criterion: "{item.text}"' for item in structure.prd.acceptance_criteria
-               if _comparable(item.text) not in haystack]
+    missing = [f'{kind}: "{text}"' for kind, text in _required(structure) if _comparable(text) not in haystack]
     missing += [f'question: "{question}"' for question in structure.prd.questions
                 if _comparable(question) not in haystack]
     line = verdict_line(decision)
@@ -150,12 +161,38 @@ def _assess(reply: LLMReply, structure: StructureOutput, decision: GateDecision)
     return markdown, missing
 
 
+def _proposes(structure: StructureOutput) -> bool:
+    """Does the draft hold anything the model could word better than the template: a proposed (inferred)
+    item, missing information or a question? A ready ticket without any is laid out from its own words."""
+    prd = structure.prd
+    if prd.missing_info or prd.questions:
+        return True
+
+    def inferred(node: object) -> bool:
+        if isinstance(node, EvidencedItem):
+            return node.inferred
+        if isinstance(node, list):
+            return any(inferred(item) for item in node)
+        if isinstance(node, BaseModel):
+            return any(inferred(getattr(node, name)) for name in type(node).model_fields)
+        return False
+
+    return inferred(prd)
+
+
+SKIPPED_READY = "ready, nothing to propose: the draft is laid out from the ticket's own words"
+
+
 def render_prd(
     structure: StructureOutput, decision: GateDecision, config: Config, llm: LLMClient | None
 ) -> RenderOutcome:
-    """Never raises: any failure ends in the template."""
+    """Never raises: any failure ends in the template. A ready ticket with nothing to propose costs no call 2:
+    the template shows the same verified items, and the model could only rephrase them."""
     if llm is None:
         return RenderOutcome(markdown=template_prd(structure, decision), used_template=True)
+    if decision.verdict == "ready" and not _proposes(structure):
+        return RenderOutcome(markdown=template_prd(structure, decision), used_template=True,
+                             skipped=SKIPPED_READY)
     try:
         return _render(structure, decision, config, llm)
     except Exception as exc:  # noqa: BLE001 — the comment must be posted whatever broke here

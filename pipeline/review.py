@@ -15,13 +15,17 @@ import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
+from pydantic import Field
+
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache
 from reqgate.pipeline.comment import error_comment
-from reqgate.pipeline.config import Config
+from reqgate.pipeline.config import RUBRIC_TYPES, Config
+from reqgate.pipeline.cost import WITHHELD_FLAG, LLMAccess
 from reqgate.pipeline.guardrail import screen
 from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.model_findings import merge, rests_on_model_injection
 from reqgate.pipeline.prompts import PROMPT_VERSION
 from reqgate.pipeline.render_prd import render_prd, template_prd
 from reqgate.pipeline.rules import criteria, decide_type, parse_story, run_rules
@@ -60,11 +64,18 @@ class Prepared(Model):
     findings: list[Finding]
     content_hash: str
     stages: list[StageTiming]
+    # False when neither the tracker nor a sure reading of the text gave the type: the model's answer decides.
+    type_settled: bool = False
 
 
 class Decision(Model):
     score: ScoreReport
     gate: GateDecision
+    # The findings and type the gate decided on: the prepared ones after the model's answer (its issues,
+    # dismissals and injection flag; its type when the rules were unsure).
+    findings: list[Finding] = Field(default_factory=list)
+    ticket_type: TicketType = TicketType.other
+    type_source: TypeSource = "text"
 
 
 def _timed(stages: list[StageTiming], name: str, fn: Callable[[], T]) -> T:
@@ -106,30 +117,52 @@ def prepare(packet: RequirementPacket, config: Config) -> Prepared:
     report = _timed(stages, "guardrail", lambda: screen(packet, config, kind.rules_type))
     rule_findings = _timed(stages, "rules", lambda: run_rules(packet, kind.rules_type, config))
     # The guardrail's findings get their category here, from the same configuration as the rules'.
-    screened = [f.model_copy(update={"category": config.category_for(f.check_id)}) for f in report.findings]
+    screened = [f.model_copy(update={"category": config.category_for(f.check_id), "origin": "guardrail"})
+                for f in report.findings]
+    report = report.model_copy(update={"findings": screened})
     findings = screened + _hide_secrets(rule_findings, report.redacted_ranges)
+    # Only a guess from the text that the rules were unsure of is left for the model's answer to settle.
+    settled = kind.source != "text" or kind.sure
     return Prepared(guardrail=report, ticket_type=kind.ticket_type, type_source=kind.source,
-                    type_sure=kind.sure, findings=findings,
+                    type_sure=kind.sure, type_settled=settled, findings=findings,
                     content_hash=content_hash(packet, config), stages=stages)
 
 
-def call_structure(prepared: Prepared, config: Config, llm: LLMClient | None) -> StructureOutcome:
+def call_structure(
+    prepared: Prepared, config: Config, llm: LLMClient | None, access: LLMAccess | None = None
+) -> StructureOutcome:
     if prepared.guardrail.rejected:
         return StructureOutcome(failure="guardrail_rejected")
+    if access is not None and not access.allowed:
+        return StructureOutcome(failure=WITHHELD_FLAG, withheld=access.message)
     if llm is None:
         return StructureOutcome(failure="offline")
     return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
 
 
+def settle_type(prepared: Prepared, output: StructureOutput | None, config: Config) -> Prepared:
+    """When the type was a guess, the model's reading of the ticket decides it, and the rules run again for
+    that type (on the redacted text: it is all that may be kept) before anything is scored."""
+    if (output is None or prepared.type_settled or output.ticket_type.value not in RUBRIC_TYPES
+            or output.ticket_type is prepared.ticket_type):
+        return prepared
+    findings = prepared.guardrail.findings + run_rules(prepared.guardrail.redacted, output.ticket_type, config)
+    return prepared.model_copy(update={"ticket_type": output.ticket_type, "type_source": "model",
+                                       "type_sure": True, "findings": findings})
+
+
 def decide(prepared: Prepared, structure: StructureOutcome, config: Config) -> Decision:
-    ratings = structure.output.ratings if structure.output else []
-    report = scoring.score(prepared.ticket_type, prepared.findings, ratings, config)
-    injection = prepared.guardrail.injection_detected or bool(
-        structure.output and structure.output.suspected_injection
-    )
-    decision = gate.decide(report, prepared.findings, config.threshold, injection_suspected=injection,
+    output = structure.output
+    prepared = settle_type(prepared, output, config)
+    findings = merge(prepared.findings, output, prepared.guardrail.redacted.text, prepared.ticket_type, config,
+                     injection_detected=prepared.guardrail.injection_detected)
+    ratings = output.ratings if output else []
+    report = scoring.score(prepared.ticket_type, findings, ratings, config)
+    injection = prepared.guardrail.injection_detected or bool(output and output.suspected_injection)
+    decision = gate.decide(report, findings, config.threshold, injection_suspected=injection,
                            rejected=prepared.guardrail.rejected)
-    return Decision(score=report, gate=decision)
+    return Decision(score=report, gate=decision, findings=findings, ticket_type=prepared.ticket_type,
+                    type_source=prepared.type_source)
 
 
 def _item(quote: str) -> EvidencedItem:
@@ -168,19 +201,25 @@ def call_render(
     return render_prd(structure.output, decision.gate, config, llm)
 
 
-def _fallbacks(prepared: Prepared, structure: StructureOutcome,
-               render: RenderOutcome) -> tuple[list[str], dict[str, str]]:
+def _fallbacks(prepared: Prepared, structure: StructureOutcome, render: RenderOutcome,
+               type_source: TypeSource) -> tuple[list[str], dict[str, str]]:
     flags: list[str] = []
     reasons: dict[str, str] = {}
-    if not prepared.type_sure:
+    if not prepared.type_sure and type_source != "model":
         flags.append("type_unsure")
         reasons["type_unsure"] = f"read as a {prepared.ticket_type.value}"
-    if structure.failure in ("offline", "guardrail_rejected"):
+    if structure.withheld:
+        flags.append(WITHHELD_FLAG)
+        reasons[WITHHELD_FLAG] = structure.withheld
+    elif structure.failure in ("offline", "guardrail_rejected"):
         flags.append(structure.failure)
     elif structure.failure:
         flags.append("structure_failed")
         reasons["structure_failed"] = structure.failure
-    if structure.output is not None and render.used_template:
+    if render.skipped:
+        flags.append("render_skipped")
+        reasons["render_skipped"] = render.skipped
+    elif structure.output is not None and render.used_template:
         flags.append("render_template")
         reasons["render_template"] = render.failure or "the model's draft left something out"
     return flags, reasons
@@ -200,7 +239,7 @@ def assemble(
 ) -> ReviewResult:
     """The result and its comment. `previous` (the ticket's last review, if any) lets the comment say what
     was resolved since; it is only compared when the ticket type is the same."""
-    flags, reasons = _fallbacks(prepared, structure, render)
+    flags, reasons = _fallbacks(prepared, structure, render, decision.type_source)
     trace = Trace(
         run_id=run_id,
         stages=prepared.stages + (extra_stages or []),
@@ -212,21 +251,20 @@ def assemble(
         config_source=config_source,
         reviewed_at=datetime.datetime.now(datetime.UTC).date().isoformat(),
     )
+    findings = decision.findings
     questions = structure.output.prd.questions if structure.output else []
-    type_source = prepared.type_source
-    earlier = previous.findings if previous and previous.ticket_type == prepared.ticket_type else None
+    earlier = previous.findings if previous and previous.ticket_type == decision.ticket_type else None
     comment = frame.build_comment(
-        ticket_type=prepared.ticket_type, score=decision.score, decision=decision.gate,
-        findings=prepared.findings, questions=questions, prd_markdown=render.markdown, trace=trace,
-        max_findings=config.limits.max_findings_shown, type_source=type_source,
-        weights=frame.check_weights(config, prepared.ticket_type), previous=earlier,
+        ticket_type=decision.ticket_type, score=decision.score, decision=decision.gate,
+        findings=findings, questions=questions, prd_markdown=render.markdown, trace=trace,
+        max_findings=config.limits.max_findings_shown, type_source=decision.type_source,
+        weights=frame.check_weights(config, decision.ticket_type), previous=earlier,
         llm_used=structure.output is not None,
     )
     return ReviewResult(
-        packet=prepared.guardrail.redacted, ticket_type=prepared.ticket_type, type_source=prepared.type_source,
-        guardrail=prepared.guardrail,
-        findings=prepared.findings, structure=structure.output, score=decision.score, decision=decision.gate,
-        prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
+        packet=prepared.guardrail.redacted, ticket_type=decision.ticket_type, type_source=decision.type_source,
+        guardrail=prepared.guardrail, findings=findings, structure=structure.output, score=decision.score,
+        decision=decision.gate, prd_markdown=render.markdown, comment_markdown=comment, trace=trace,
     )
 
 
@@ -247,8 +285,14 @@ def replay_cached(result: ReviewResult, *, run_id: str, config: Config | None = 
 
 def reusable(result: ReviewResult) -> bool:
     """May this review be served again for the same content hash? Only one the LLM took part in: a
-    rules-only review after an outage (or without a key) must be retried when someone asks again."""
-    return result.structure is not None
+    rules-only review after an outage (or without a key) must be retried when someone asks again. Nor one
+    whose verdict rests on the model's injection flag: a false flag must be clearable by a recheck."""
+    decision = result.decision
+    score_blocks = decision.score < decision.threshold
+    rests_on_flag = decision.verdict == "needs_info" and rests_on_model_injection(
+        result.findings, decision.blocking, other_reasons=score_blocks or result.guardrail.injection_detected
+        or result.guardrail.rejected)
+    return result.structure is not None and not rests_on_flag
 
 
 def new_run_id() -> str:
@@ -263,6 +307,7 @@ def review(
     cache: ResultCache | None = None,
     run_id: str | None = None,
     config_source: str = "defaults",
+    access: LLMAccess | None = None,
 ) -> ReviewResult:
     """The whole review in one call. A cached result for the same content hash costs no LLM call."""
     run_id = run_id or new_run_id()
@@ -272,7 +317,7 @@ def review(
         if hit is not None:
             return replay_cached(hit, run_id=run_id, config=config)
     stages: list[StageTiming] = []
-    structure = _timed(stages, "structure", lambda: call_structure(prepared, config, llm))
+    structure = _timed(stages, "structure", lambda: call_structure(prepared, config, llm, access))
     decision = _timed(stages, "score_and_gate", lambda: decide(prepared, structure, config))
     render = _timed(stages, "render", lambda: call_render(prepared, structure, decision, config, llm))
     result = assemble(prepared, structure, decision, render, config, run_id=run_id,

@@ -61,6 +61,11 @@ class Finding(Model):
     # Guardrail findings about secrets and PII never carry the value; the comment shows "(not shown)".
     redacted: bool = False
     suggestion: str | None = None
+    # Who raised it: the deterministic rules, the guardrail, or the model (call 1's issues).
+    origin: Literal["rules", "guardrail", "model"] = "rules"
+    # Set when the model showed, by a quote verified in the ticket, that this "missing X" finding is wrong:
+    # the finding no longer counts for the score or the gate and belongs to the collapsed list.
+    dismissed_by: Span | None = None
 
 
 class EvidencedItem(Model):
@@ -77,7 +82,28 @@ class UserStory(Model):
     benefit: EvidencedItem | None = None
 
 
+class BugDetails(Model):
+    observed: EvidencedItem | None = None
+    expected: EvidencedItem | None = None
+    steps: list[EvidencedItem] = Field(default_factory=list)
+    environment: EvidencedItem | None = None
+
+
+class TaskDetails(Model):
+    change: EvidencedItem | None = None
+    done: list[EvidencedItem] = Field(default_factory=list)
+
+
+class SpikeDetails(Model):
+    question: EvidencedItem | None = None
+    expected_output: EvidencedItem | None = None
+    timebox: EvidencedItem | None = None
+
+
 class PRDDraft(Model):
+    """The draft of call 1. Its shape follows the ticket type: a story fills `user_story` and
+    `acceptance_criteria`, a bug `bug`, a task `task`, a spike `spike`; the other parts stay empty."""
+
     title: str
     user_story: UserStory = Field(default_factory=UserStory)
     acceptance_criteria: list[EvidencedItem] = Field(default_factory=list)
@@ -85,6 +111,9 @@ class PRDDraft(Model):
     dependencies: list[EvidencedItem] = Field(default_factory=list)
     missing_info: list[str] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
+    bug: BugDetails | None = None
+    task: TaskDetails | None = None
+    spike: SpikeDetails | None = None
 
 
 class Rating(Model):
@@ -95,12 +124,41 @@ class Rating(Model):
     inferred: bool = False
 
 
+Severity = Literal["block", "ask"]
+
+
+class ModelIssue(Model):
+    """One issue the model raises, in the rubric's categories. `quote` is verified verbatim in the ticket;
+    None means an absence (nothing to quote)."""
+
+    category: Category = "other"
+    severity: Severity = "ask"
+    quote: str | None = None
+    note: str = ""
+    question: str = ""
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _unknown_category_is_other(cls, value: object) -> str:
+        categories = Category.__args__  # type: ignore[attr-defined]
+        return value if isinstance(value, str) and value in categories else "other"
+
+
+class Dismissal(Model):
+    """The model's claim that a rule's "missing X" finding is wrong, backed by the ticket text supplying X."""
+
+    check_id: str
+    quote: str
+
+
 class StructureOutput(Model):
     """Call 1's validated answer."""
 
     ticket_type: TicketType = TicketType.other
     prd: PRDDraft
     ratings: list[Rating] = Field(default_factory=list)
+    issues: list[ModelIssue] = Field(default_factory=list)
+    dismissals: list[Dismissal] = Field(default_factory=list)
     suspected_injection: bool = False
     injection_evidence: str | None = None
 
@@ -200,6 +258,8 @@ class StructureOutcome(Model):
     calls: list[LLMCallRecord] = Field(default_factory=list)
     failure: str | None = None  # a short, secret-free reason shown in the comment
     dropped_quotes: int = 0
+    # Set when the cost controls kept the LLM out on purpose (pipeline/cost.py): why, for the comment.
+    withheld: str | None = None
 
 
 class RenderOutcome(Model):
@@ -209,3 +269,5 @@ class RenderOutcome(Model):
     calls: list[LLMCallRecord] = Field(default_factory=list)
     used_template: bool = False
     failure: str | None = None
+    # Why call 2 was not made although it could have been (a ready ticket with nothing to propose).
+    skipped: str | None = None

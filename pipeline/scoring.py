@@ -13,7 +13,8 @@ FINDING_PENALTY = {"error": 5.0, "warn": 1.0, "info": 0.0, "off": 0.0}
 
 def rules_rating(dimension_checks: list[str], findings: list[Finding]) -> float:
     """A 0-5 rating that starts full and loses points for each finding of the dimension's checks."""
-    lost = sum(FINDING_PENALTY[f.mode] for f in findings if f.check_id in dimension_checks)
+    lost = sum(FINDING_PENALTY[f.mode] for f in findings
+               if f.check_id in dimension_checks and f.dismissed_by is None)
     return max(0.0, 5.0 - lost)
 
 

@@ -164,7 +164,8 @@ def test_comment_written_with_the_llm_round_trips(path: Path, llm_client: LLMCli
     else:
         assert len(fake_anthropic.requests) == 2 and not result.trace.fallbacks
         draft = result.structure
-        assert draft.prd.acceptance_criteria and draft.prd.questions
+        typed = draft.prd.acceptance_criteria or draft.prd.bug or draft.prd.task or draft.prd.spike
+        assert typed and draft.prd.questions
     assert_survives_jira(result.comment_markdown, expected(result, draft, config))
 
 

@@ -24,14 +24,17 @@ def prompt_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 def test_prompt_version_names_every_prompt_and_a_hash() -> None:
-    assert re.fullmatch(r"structure@\d+\+structure_reask@\d+\+render@\d+\+render_reask@\d+#[0-9a-f]{6}",
-                        PROMPT_VERSION)
+    assert re.fullmatch(
+        r"structure@\d+\+structure_reask@\d+\+rubric@\d+\+render@\d+\+render_reask@\d+#[0-9a-f]{6}",
+        PROMPT_VERSION)
 
 
 def test_every_prompt_loads_with_its_parts() -> None:
     for name in PROMPT_NAMES:
         prompt = load_prompt(name)
-        assert prompt.version >= 1 and prompt.user
+        # The rubric is system text only: the anchors and worked examples sent beside call 1's instructions.
+        assert prompt.version >= 1 and (prompt.user or name == "rubric")
+    assert "### reproducibility" in load_prompt("rubric").system
     assert "untrusted_ticket" in load_prompt("structure").system
     assert "{{ticket}}" in load_prompt("structure").user
     assert load_prompt("structure_reask").system == ""

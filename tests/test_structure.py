@@ -115,7 +115,7 @@ def test_request_shape(fast_llm_config: Config, llm_client: LLMClient, fake_anth
     user = message["content"]
     ticket = user.split("<untrusted_ticket>\n", 1)[1].split("\n</untrusted_ticket>", 1)[0]
     assert ticket == guardrail().redacted.text
-    assert "wording.vague (info): vague quantifier — \"big workspaces\"" in user
+    assert "wording.vague (info, ambiguous): vague quantifier — \"big workspaces\"" in user
     schema = body["output_config"]["format"]["schema"]
     assert schema == wire_schema(DIMENSIONS)
 

@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from urllib.parse import quote
 
 import requests
 from github import Github, GithubException
@@ -294,6 +295,24 @@ class GitHubTracker:
             )
 
         self._create_comment_once(issue, f"{body}\n\n{nonce}", find)
+
+    def is_member(self, trigger: Trigger) -> bool:
+        """OWNER / MEMBER / COLLABORATOR as the webhook says, else a collaborator of the repository or a member
+        of its organisation per the API (private members show up as CONTRIBUTOR or NONE in webhooks)."""
+        actor = trigger.actor
+        if not actor:
+            return False
+        if (trigger.actor_association or "").upper() in TRUSTED_ASSOCIATIONS:
+            return True
+        repo = self._repo(trigger.ref)
+        if repo.has_in_collaborators(actor):
+            return True
+        owner = trigger.ref.project.split("/", 1)[0]
+        url = f"/orgs/{quote(owner, safe='')}/members/{quote(actor, safe='')}"
+        status, headers, _ = self._gh(trigger.ref).requester.requestJson("GET", url)
+        if status == 302 and headers.get("location"):
+            status, _, _ = self._gh(trigger.ref).requester.requestJson("GET", headers["location"])
+        return status == 204
 
     def is_authorised(self, trigger: Trigger) -> bool:
         """The issue's author, OWNER / MEMBER / COLLABORATOR, or write access per the permission API.

@@ -325,6 +325,24 @@ class JiraTracker:
         wiki = self._wiki(body)
         self._call("add comment", lambda: self._client.add_comment(ref.key, wiki), idempotent=False)
 
+    def is_member(self, trigger: Trigger) -> bool:
+        """A user who may be assigned issues of the ticket's project: Jira's notion of the project's team."""
+        actor = trigger.actor
+        if not actor:
+            return False
+        who = "accountId" if self.identity().account_id else "username"
+        params = {"permissions": "ASSIGNABLE_USER", "projectKey": trigger.ref.project, who: actor}
+        try:
+            users = self._call(
+                "permission search", lambda: self._client._get_json("user/permission/search", params=params)
+            )
+        except JiraAPIError as exc:
+            if exc.status in (400, 403, 404):
+                log.warning("jira_member_search_refused", status=exc.status)
+                return False
+            raise
+        return any(_user_id(user) == actor for user in users or [])
+
     def is_authorised(self, trigger: Trigger) -> bool:
         actor = trigger.actor
         if not actor:

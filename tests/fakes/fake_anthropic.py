@@ -208,8 +208,35 @@ def _first_sentence(ticket: str) -> str:
     return ticket.strip()[:80]
 
 
+def _prd_properties(schema: Any) -> set[str]:
+    try:
+        return set(schema["properties"]["prd"]["properties"])
+    except (KeyError, TypeError):
+        return set()
+
+
+def _typed_draft(parts: set[str], quoted: dict[str, Any], sentence: str) -> dict[str, Any]:
+    """The type-specific part of the draft, shaped as the request's schema asks."""
+    if "bug" in parts:
+        return {"bug": {"observed": quoted, "expected": None, "steps": [], "environment": None}}
+    if "task" in parts:
+        return {"task": {"change": quoted, "done": [
+            {"text": "The change is covered by an automated test.", "evidence": None, "inferred": True}]}}
+    if "spike" in parts:
+        return {"spike": {"question": quoted, "expected_output": None, "timebox": None}}
+    return {
+        "user_story": {"role": None, "want": quoted, "benefit": None},
+        "acceptance_criteria": [
+            {"text": f"The delivered change does what the ticket states: {sentence}", "evidence": sentence,
+             "inferred": False},
+            {"text": "The change is covered by an automated test.", "evidence": None, "inferred": True},
+        ],
+    }
+
+
 def smart_structure(request: RecordedRequest) -> dict[str, Any]:
-    """A valid structure answer quoting the ticket's first sentence, with top ratings."""
+    """A valid structure answer quoting the ticket's first sentence, with top ratings, shaped like the
+    request's schema (a story's, a bug's, a task's or a spike's draft)."""
     ticket = _between(request.user_text, "untrusted_ticket") or request.user_text
     sentence = _first_sentence(ticket)
     types = _find_enum(request.schema, "ticket_type") or ["story"]
@@ -217,16 +244,12 @@ def smart_structure(request: RecordedRequest) -> dict[str, Any]:
     ticket_type = hinted.group(1) if hinted and hinted.group(1) in types else types[0]
     dimensions = _find_enum(request.schema, "dimension") or []
     quoted = {"text": sentence, "evidence": sentence, "inferred": False}
-    return {
+    parts = _prd_properties(request.schema)
+    answer: dict[str, Any] = {
         "ticket_type": ticket_type,
         "prd": {
             "title": sentence[:60] or "Untitled",
-            "user_story": {"role": None, "want": quoted, "benefit": None},
-            "acceptance_criteria": [
-                {"text": f"The delivered change does what the ticket states: {sentence}", "evidence": sentence,
-                 "inferred": False},
-                {"text": "The change is covered by an automated test.", "evidence": None, "inferred": True},
-            ],
+            **_typed_draft(parts, quoted, sentence),
             "edge_cases": [],
             "dependencies": [],
             "missing_info": [],
@@ -237,10 +260,16 @@ def smart_structure(request: RecordedRequest) -> dict[str, Any]:
         "suspected_injection": False,
         "injection_evidence": None,
     }
+    properties = (request.schema or {}).get("properties") or {}
+    for name in ("issues", "dismissals"):
+        if name in properties:
+            answer[name] = []
+    return answer
 
 
 def smart_markdown(request: RecordedRequest) -> str:
-    """A PRD section that names every criterion, every question and the verdict line it was given."""
+    """A PRD section that names every criterion, step, done condition, question and the verdict line it was
+    given."""
     text = request.user_text
     verdict = re.search(r"Verdict: (Ready|Needs info)", text)
     draft: dict[str, Any] = {}
@@ -255,6 +284,10 @@ def smart_markdown(request: RecordedRequest) -> str:
     for item in prd.get("acceptance_criteria") or []:
         source = f'_(from: "{item["evidence"]}")_' if item.get("evidence") else "_(inferred)_"
         lines.append(f"- [ ] {item.get('text', '')} {source}")
+    for part, key, heading in (("bug", "steps", "**Steps to reproduce**"), ("task", "done", "**Done when**")):
+        items = (prd.get(part) or {}).get(key) or []
+        if items:
+            lines += ["", heading, *[f"- [ ] {item.get('text', '')}" for item in items]]
     lines += ["", "**Questions**"]
     lines += [f"- [ ] {question}" for question in prd.get("questions") or []]
     lines += ["", f"Verdict: {verdict.group(1) if verdict else 'Needs info'}"]

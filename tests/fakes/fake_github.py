@@ -240,6 +240,7 @@ class FakeGitHub:
             self.deliveries: list[dict[str, Any]] = []
             self.hook_url: str | None = None
             self.hook_secret: str | None = None
+            self.org_members: dict[str, set[str]] = {}  # casefolded org -> casefolded logins
             self._next_id = 1000
             self.add_token(self.token, self.bot_login)
 
@@ -410,6 +411,12 @@ class FakeGitHub:
         with self._lock:
             target = self.repo(repo)
             target.files.setdefault(branch or target.default_branch, {})[path.strip("/")] = text
+
+    def add_org_member(self, org: str, login: str) -> None:
+        """A member of the organisation, with no role on any repository of its own."""
+        with self._lock:
+            self.account(login)
+            self.org_members.setdefault(org.casefold(), set()).add(login.casefold())
 
     def set_role(self, repo: str, login: str, role: str) -> None:
         """Collaborator role: admin, maintain, write, triage or read."""
@@ -877,6 +884,8 @@ class FakeGitHub:
             ("GET", f"{repo}/labels/(.+)", self._get_label),
             ("GET", f"{repo}/contents/(.*)", self._get_contents),
             ("GET", f"{repo}/collaborators/([^/]+)/permission", self._get_permission),
+            ("GET", f"{repo}/collaborators/([^/]+)", self._check_collaborator),
+            ("GET", "/orgs/([^/]+)/members/([^/]+)", self._check_org_member),
         ]
         self._routes = [(method, re.compile(pattern), handler) for method, pattern, handler in table]
 
@@ -1073,6 +1082,19 @@ class FakeGitHub:
                 "html_url": f"{self.web_url}/{repo.full_name}/blob/{ref}/{path}",
                 "download_url": f"{self.web_url}/raw/{repo.full_name}/{ref}/{path}",
             }
+        raise _Error(404, "Not Found")
+
+    def _check_collaborator(self, ctx: _Ctx, owner: str, name: str, login: str) -> tuple[int, Any]:
+        repo = self._visible_repo(ctx, owner, name)
+        if login.casefold() == repo.owner.casefold() or login.casefold() in repo.roles:
+            return 204, None
+        raise _Error(404, "Not Found")
+
+    def _check_org_member(self, ctx: _Ctx, org: str, login: str) -> tuple[int, Any]:
+        if ctx.actor is None:
+            raise _Error(401, "A JSON web token cannot be used for this endpoint")
+        if login.casefold() in self.org_members.get(org.casefold(), set()):
+            return 204, None
         raise _Error(404, "Not Found")
 
     def _get_permission(self, ctx: _Ctx, owner: str, name: str, login: str) -> tuple[int, Any]:

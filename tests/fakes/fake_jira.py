@@ -161,6 +161,8 @@ class FakeJira:
             self._comment_ids = itertools.count(20000)
             # Users with EDIT_ISSUES on every issue (for `user/permission/search`).
             self.editors: set[str] = set()
+            # Users assignable to issues of a project (ASSIGNABLE_USER with `projectKey`): project key -> idents.
+            self.assignable: dict[str, set[str]] = {}
             self.bot = self.user("reqgate-bot", display_name="ReqGate")
 
     # -- seeding and inspection -------------------------------------------------------------------------
@@ -458,10 +460,15 @@ class FakeJira:
             if issue_ref and self._find_issue(issue_ref) is None:
                 return _error(404, f"Issue '{issue_ref}' not found.")
             wanted = query.get("accountId") or query.get("username") or query.get("query") or ""
+            holders = self.editors
+            if query.get("permissions") == "ASSIGNABLE_USER":
+                if not query.get("projectKey") and not issue_ref:
+                    return _error(400, "A project key or an issue key is required.")
+                holders = self.assignable.get(query.get("projectKey") or "", set())
             users = [
                 self._user_json(user)
                 for user in self._users.values()
-                if user.ident in self.editors
+                if user.ident in holders
                 and (
                     user.account_id == wanted
                     if query.get("accountId")
