@@ -114,8 +114,9 @@ def items(
     questions: list[str],
     weights: dict[str, float],
 ) -> list[str]:
-    """Every ask of the review, most important first, each once."""
-    shown = [f for f in findings if f.mode != "off"]
+    """Every ask of the review, most important first, each once. A finding the model dismissed by quoting
+    the ticket is not asked: it stays in the collapsed table, marked."""
+    shown = [f for f in findings if f.mode != "off" and f.dismissed_by is None]
     built: list[_Item] = []
     for order, group in enumerate(_groups(shown)):
         first = group[0]
@@ -145,7 +146,7 @@ def resolved_since(previous: list[Finding] | None, current: list[Finding]) -> li
     def key(f: Finding) -> tuple[str, str]:
         return f.check_id, " ".join(f.span.quote.split()).casefold() if f.span and not f.redacted else ""
 
-    now = {key(f) for f in current if f.mode != "off"}
+    now = {key(f) for f in current if f.mode != "off" and f.dismissed_by is None}
     gone = [f for f in previous if f.mode in ("error", "warn") and key(f) not in now]
     return list(dict.fromkeys(topic(f) for f in gone))
 
@@ -199,7 +200,8 @@ def findings_table(findings: list[Finding], limit: int) -> list[str]:
     rows: dict[tuple[str, ...], int] = {}
     for f in findings:
         quote = "(not shown)" if f.redacted else f'"{_cell(f.span.quote)}"' if f.span else "—"
-        key = (f.category, code_span(f.check_id), f.mode, _cell(f.message), quote)
+        mode = f"{f.mode}, dismissed: \"{_cell(f.dismissed_by.quote)}\"" if f.dismissed_by else f.mode
+        key = (f.category, code_span(f.check_id), mode, _cell(f.message), quote)
         rows[key] = rows.get(key, 0) + 1
     listed = list(rows)
     lines = ["| category | check | mode | finding | quote |", "|---|---|---|---|---|"]

@@ -202,3 +202,12 @@ def test_error_comment_is_sticky_and_explains_the_retry():
     body = error_comment("invalid configuration", ["`.github/reqgate.yml`, line 3: `labels.redy`: unknown key"],
                          run_id="gh:1", retry_hint="Fix the file, then comment `/reqgate recheck`.")
     assert body.startswith(MARKER) and "line 3" in body and "/reqgate recheck" in body
+
+
+def test_a_dismissed_finding_is_not_asked_and_is_marked_in_the_fold():
+    steps = _finding("bug.steps.missing", "error", category="repro", suggestion="List the steps that show it.",
+                     dismissed_by=Span(quote="1. open the form 2. press save", start=5, end=35))
+    ready = GateDecision(verdict="ready", score=80, threshold=70)
+    body = _comment(ready, [steps], _trace(), questions=(), ticket_type=TicketType.bug)
+    assert "List the steps" not in body.split("<details>")[0]
+    assert '| repro | `bug.steps.missing` | error, dismissed: "1. open the form 2. press save" |' in body
