@@ -57,8 +57,8 @@ def real_tickets(data: Path) -> Iterator[dict[str, str]]:
 
 
 def backlog(data: Path, count: int) -> Iterator[dict[str, str]]:
-    for round_, ticket in enumerate(islice(cycle(list(real_tickets(data))), count)):
-        yield ticket
+    """`count` tickets, starting over (write_export renames the repeats) when the data has fewer."""
+    return islice(cycle(list(real_tickets(data))), count)
 
 
 def write_export(tickets: Iterator[dict[str, str]], path: Path, kind: str) -> None:

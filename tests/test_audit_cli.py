@@ -69,6 +69,15 @@ def test_jira_csv_export(tmp_path):
     assert "**ephemeral**" in story["packet"]["body"]
 
 
+def test_jira_csv_with_another_delimiter(tmp_path):
+    export = tmp_path / "jira.csv"
+    export.write_text("\ufeffIssue key;Summary;Issue Type;Description\nAB-1;Crash on start;Bug;\"It crashes; always.\"\n",
+                      encoding="utf-8")
+    [line] = audit(tmp_path, export)
+    assert (line["key"], line["packet"]["title"], line["ticket_type"]) == ("AB-1", "Crash on start", "bug")
+    assert line["packet"]["body"] == "It crashes; always."
+
+
 def test_github_and_gitlab_api_lists(tmp_path):
     github = tmp_path / "github.json"
     github.write_text(json.dumps(GITHUB_JSON, indent=2), encoding="utf-8")
