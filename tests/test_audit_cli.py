@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reqgate.bot.cli import main
+from reqgate.bot.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,6 +43,13 @@ JSONL = [
     {"key": "T-3", "title": "Login fails", "body": "h3. Steps\n# open login\n# submit\n\nAn error is shown.",
      "format": "jira-wiki", "type": "Bug", "labels": ["auth"]},
 ]
+
+
+def main(argv: list[str]) -> int:
+    """The command without `reqgate.bot.cli.main`'s logging set-up, which would keep pytest's captured
+    standard error as its stream after the test closed it."""
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -113,7 +120,7 @@ def test_summary_on_stdout(tmp_path, capsys):
 
 
 def test_exact_command_of_the_issue(tmp_path):
-    export = write_jsonl(tmp_path / "IN.jsonl", JSONL)
+    write_jsonl(tmp_path / "IN.jsonl", JSONL)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     run = subprocess.run([sys.executable, "-m", "reqgate.bot.cli", "audit", "IN.jsonl", "--offline", "--jsonl",
                           "OUT.jsonl"], capture_output=True, check=False, env=env, cwd=tmp_path, timeout=120)
