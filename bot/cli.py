@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from reqgate.bot.audit_cli import add_audit_parser
 from reqgate.bot.logging import configure as configure_logging
 from reqgate.bot.serve_cli import add_replay_parser, add_serve_parser
 from reqgate.pipeline.cache import FileCache, default_cache_dir
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     rev.set_defaults(handler=run_review)
     add_serve_parser(commands)
     add_replay_parser(commands)
+    add_audit_parser(commands)
     return parser
 
 

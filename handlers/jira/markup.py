@@ -13,9 +13,9 @@ import threading
 from typing import Any
 
 import mistletoe
-from jira2markdown import convert as _jira2markdown
 from mistletoe.contrib.jira_renderer import JiraRenderer
 
+from reqgate.handlers.jira.wiki_grammar import convert as _jira2markdown
 from reqgate.handlers.publish import STICKY_MARKER
 
 # Jira wiki markup has no hidden comments. The marker is written wiki-escaped, so Jira shows it as a muted
@@ -26,8 +26,8 @@ _SUMMARY = re.compile(r"<summary[^>]*>(.*?)</summary>", re.DOTALL | re.IGNORECAS
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _TASK_BOX = re.compile(r"^\\?\[([ xX])\\?\] ")
 _MUTED = "#6b778c"
-# jira2markdown (pyparsing) needs about half a second per kilobyte. Longer text than the guardrail would ever
-# accept is passed on as it is rather than holding a worker for minutes; the guardrail then rejects it.
+# jira2markdown (pyparsing) converts a few kilobytes a second at best (see wiki_grammar.py). Longer text than
+# the guardrail would ever accept is passed on as it is rather than holding a worker; the guardrail rejects it.
 MAX_CONVERTED_CHARS = 40_000
 # mistletoe registers a renderer's extra tokens globally and removes them when it exits.
 _RENDER_LOCK = threading.Lock()
