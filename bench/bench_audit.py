@@ -1,6 +1,7 @@
 """`reqgate audit` over a backlog built from the real dev tickets: the rate and the memory it takes.
 
     python bench/bench_audit.py [--tickets 10000] [--format jsonl|jira-csv|json] [--data ../shared/data]
+    python bench/bench_audit.py --breakdown 1000
 
 Builds an export of N tickets in a temporary folder at run time from `jira-tickets-dev/` (wiki markup, line
 breaks restored as the dataset's README says) and `gitlab-tickets-dev/` (markdown), taken in turn and
@@ -8,7 +9,9 @@ repeated with new keys when N is larger than the data; nothing of the data is ke
 `reqgate audit EXPORT --offline --jsonl OUT --report OUT.html` in this process, with the summary on
 standard output as usual, and prints the rate (by the wall clock and by this process's CPU time: the
 machine is shared, and the CPU figure is what one core does) and the resident memory after the first tenth
-of the tickets and at its peak (target: at least 100 tickets per second rules-only on one core, memory flat).
+of the tickets and at its peak (target: at least 100 tickets per second rules-only on one core, memory flat;
+the export is built in the same process first, so the figures include what that left behind).
+`--breakdown N` instead times the stages separately over the first N tickets: wiki conversion, review, JSON.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ def real_tickets(data: Path) -> Iterator[dict[str, str]]:
 
 
 def backlog(data: Path, count: int) -> Iterator[dict[str, str]]:
-    for round_, ticket in enumerate(islice(cycle(list(real_tickets(data))), count)):
-        yield ticket
+    """`count` tickets, starting over (write_export renames the repeats) when the data has fewer."""
+    return islice(cycle(list(real_tickets(data))), count)
 
 
 def write_export(tickets: Iterator[dict[str, str]], path: Path, kind: str) -> None:
@@ -109,12 +112,37 @@ class MemoryWatch:
         self._thread.join()
 
 
+def breakdown(data: Path, count: int) -> None:
+    from reqgate.handlers.export import ExportRecord, to_packet
+    from reqgate.pipeline.config_loader import load_default_config
+    from reqgate.pipeline.review import review
+
+    records = [ExportRecord(**ticket) for ticket in backlog(data, count)]
+    config = load_default_config()
+    started = time.process_time()
+    packets = [to_packet(record) for record in records]
+    converted = time.process_time()
+    results = [review(packet, config, None) for packet in packets]
+    reviewed = time.process_time()
+    for result in results:
+        result.model_dump_json()
+    dumped = time.process_time()
+    wiki = sum(record.format == "jira-wiki" for record in records)
+    print(f"{count} tickets ({wiki} in wiki markup), CPU seconds: wiki conversion {converted - started:.1f}, "
+          f"review {reviewed - converted:.1f} ({count / (reviewed - converted):.0f} tickets/s), "
+          f"JSON {dumped - reviewed:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tickets", type=int, default=10_000)
     parser.add_argument("--format", choices=["jsonl", "jira-csv", "json"], default="jsonl")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--breakdown", type=int, metavar="N", help="time the stages over N tickets instead")
     args = parser.parse_args()
+    if args.breakdown:
+        breakdown(args.data, args.breakdown)
+        return
 
     from reqgate.bot.cli import main as reqgate
 

@@ -3,7 +3,7 @@
     python bench/eval_tickets.py [--data DIR] [--json] [--lopo] [--project NAME ...]
 
 Reviews every ticket of DIR/ticket-gold/*.jsonl (DIR defaults to ../shared/data beside the repository)
-offline, as the audit does: Jira tickets carry their labelled type, as a Jira webhook carries the issue
+offline through the audit's loop (`reqgate.bot.audit`), in its JSON Lines shape: Jira tickets carry their labelled type, as a Jira webhook carries the issue
 type; GitLab tickets carry none, so the type is guessed from the text. Prints:
 
 - verdict agreement with the gold, false needs-info (share of gold-ready tickets sent back) and false
@@ -35,9 +35,8 @@ from typing import Any
 
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.config_loader import load_default_config
-from reqgate.handlers.jira.markup import wiki_to_markdown
-from reqgate.pipeline.review import review
-from reqgate.pipeline.schemas import RequirementPacket, ReviewResult
+from reqgate.bot.audit import ExportRecord, audit
+from reqgate.pipeline.schemas import ReviewResult
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "data"
@@ -46,7 +45,6 @@ PRECISION_TARGET = 0.75
 _DETAILS_RE = re.compile(r"<details>.*?</details>", re.DOTALL)
 
 Record = dict[str, Any]
-Reviewer = Callable[[Record, Config], ReviewResult]
 
 
 def audit_record(item: Record) -> Record:
@@ -58,19 +56,10 @@ def audit_record(item: Record) -> Record:
     return record
 
 
-def review_record(record: Record, config: Config) -> ReviewResult:
-    """One record reviewed offline, as a webhook would hand it over: wiki markup converted, type as given."""
-    body = record["body"]
-    if record.get("format") == "jira-wiki":
-        body = wiki_to_markdown(body)
-    packet = RequirementPacket(key=record["key"], title=record["title"], body=body,
-                               issue_type=record.get("type"),
-                               labels=record.get("labels", []))
-    return review(packet, config, None)
-
-
-def _reviewer() -> Reviewer:
-    return review_record
+def review_all(items: list[Record], config: Config) -> list[Outcome]:
+    """Every labelled ticket through the audit's loop, offline."""
+    records = (ExportRecord.model_validate(audit_record(item)) for item in items)
+    return [Outcome(item, audited.result) for item, audited in zip(items, audit(records, config), strict=True)]
 
 
 @dataclass
@@ -206,10 +195,6 @@ def load_items(data: Path, projects: Iterable[str] = ()) -> list[Record]:
     return items
 
 
-def review_all(items: list[Record], config: Config, reviewer: Reviewer) -> list[Outcome]:
-    return [Outcome(item, reviewer(audit_record(item), config)) for item in items]
-
-
 def figures(outcomes: Iterable[Outcome], demoted: Callable[[Outcome], frozenset[str]] | None = None) -> Figures:
     out = Figures()
     for outcome in outcomes:
@@ -277,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     items = load_items(args.data.resolve(), args.project)
     if not items:
         parser.error(f"no labelled tickets under {args.data / 'ticket-gold'}")
-    outcomes = review_all(items, load_default_config(), _reviewer())
+    outcomes = review_all(items, load_default_config())
     result: dict[str, Any] = {"dev": figures(outcomes).as_dict(), "raters": raters_ceiling(items)}
     if args.lopo:
         result["lopo"] = leave_one_project_out(outcomes)

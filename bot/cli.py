@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command != "review":  # a review sets its logs up only when it asks the LLM (run_review)
+    # A review sets its logs up only when it asks the LLM (run_review); `github manifest` logs nothing.
+    if args.command in ("serve", "replay"):
         configure_logs()
     return args.handler(args)
 

@@ -91,8 +91,8 @@ def content_hash(packet: RequirementPacket, config: Config) -> str:
         "title": packet.title,
         "body": packet.body,
         "type_hint": packet.type_hint.value if packet.type_hint else None,
-        "issue_type": packet.issue_type,
-        "labels": sorted(packet.labels),
+        # The type the review uses, not the labels themselves: the bot's own verdict label changes them.
+        "type": decide_type(packet, config).model_dump(mode="json"),
         "config": config.fingerprint(),
         "prompts": PROMPT_VERSION,
     }

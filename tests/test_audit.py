@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 
 from reqgate.bot.audit import Audited, ExportRecord, audit
-from reqgate.handlers.export import to_packet, type_hint
+from reqgate.handlers.export import to_packet
 from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.rules import decide_type
 from reqgate.pipeline.review import review
 from reqgate.pipeline.schemas import TicketType
 
@@ -40,9 +41,14 @@ def test_is_lazy():
     assert isinstance(first, Audited) and first.key == "1" and consumed == [1]
 
 
+def _decided(record: ExportRecord) -> tuple[TicketType, str]:
+    decided = decide_type(to_packet(record), load_default_config())
+    return decided.ticket_type, decided.source
+
+
 def test_type_from_tracker_word_then_labels_else_text():
-    assert type_hint(ExportRecord(key="1", type="Improvement")) is TicketType.story
-    assert type_hint(ExportRecord(key="1", type="bug")) is TicketType.bug
-    assert type_hint(ExportRecord(key="1", type="Documentation", labels=["ui", "bug"])) is TicketType.bug
-    assert type_hint(ExportRecord(key="1", labels=["ui"])) is None
+    assert _decided(ExportRecord(key="1", type="Improvement")) == (TicketType.story, "tracker")
+    assert _decided(ExportRecord(key="1", type="bug")) == (TicketType.bug, "tracker")
+    assert _decided(ExportRecord(key="1", type="Widget", labels=["ui", "bug"])) == (TicketType.bug, "label")
+    assert _decided(ExportRecord(key="1", labels=["ui"]))[1] == "text"
     assert ExportRecord(key=42).key == "42"

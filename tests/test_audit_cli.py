@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reqgate.bot.cli import main
+from reqgate.bot.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,6 +45,13 @@ JSONL = [
 ]
 
 
+def main(argv: list[str]) -> int:
+    """The command without `reqgate.bot.cli.main`'s logging set-up, which would keep pytest's captured
+    standard error as its stream after the test closed it."""
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
@@ -67,6 +74,15 @@ def test_jira_csv_export(tmp_path):
     # The wiki markup reached the review as markdown.
     assert "```" in bug["packet"]["body"] and "1. build" in bug["packet"]["body"]
     assert "**ephemeral**" in story["packet"]["body"]
+
+
+def test_jira_csv_with_another_delimiter(tmp_path):
+    export = tmp_path / "jira.csv"
+    export.write_text("\ufeffIssue key;Summary;Issue Type;Description\nAB-1;Crash on start;Bug;\"It crashes; always.\"\n",
+                      encoding="utf-8")
+    [line] = audit(tmp_path, export)
+    assert (line["key"], line["packet"]["title"], line["ticket_type"]) == ("AB-1", "Crash on start", "bug")
+    assert line["packet"]["body"] == "It crashes; always."
 
 
 def test_github_and_gitlab_api_lists(tmp_path):
@@ -104,7 +120,7 @@ def test_summary_on_stdout(tmp_path, capsys):
 
 
 def test_exact_command_of_the_issue(tmp_path):
-    export = write_jsonl(tmp_path / "IN.jsonl", JSONL)
+    write_jsonl(tmp_path / "IN.jsonl", JSONL)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     run = subprocess.run([sys.executable, "-m", "reqgate.bot.cli", "audit", "IN.jsonl", "--offline", "--jsonl",
                           "OUT.jsonl"], capture_output=True, check=False, env=env, cwd=tmp_path, timeout=120)

@@ -21,7 +21,9 @@ def reqgate(*args: str, stdin: bytes | None = None, env: dict[str, str] | None =
                           check=False, env=base, cwd=ROOT, timeout=60)
 
 
-@pytest.mark.parametrize(("name", "code"), [("good-story.md", 0), ("bug-report.md", 0), ("vague-story.md", 1),
+# Rules only, vague words and a "TBD" ask (warn / info) and do not block: on real tickets they were not
+# right often enough to hold work back (bench/eval_tickets.py); the LLM path may still rate it down.
+@pytest.mark.parametrize(("name", "code"), [("good-story.md", 0), ("bug-report.md", 0), ("vague-story.md", 0),
                                            ("injection.md", 1)])
 def test_exit_code_is_the_verdict(name, code, tmp_path):
     run = reqgate(str(EXAMPLES / name), tmp=tmp_path)

@@ -23,6 +23,8 @@ from pydantic import ValidationError
 from reqgate.handlers.export.records import ExportRecord
 
 ExportFormat = Literal["json", "jsonl", "jira-csv"]
+# Jira Cloud lets the exporting user pick the delimiter; a comma is the default.
+_DELIMITERS = (",", ";", "\t", "|")
 _CHUNK = 1 << 20
 _JIRA_REQUIRED = ("Issue key", "Summary")
 
@@ -40,8 +42,7 @@ def detect(path: Path) -> ExportFormat:
         return "json"
     if start.startswith("{"):
         return "jsonl"
-    first_line = next(csv.reader([start.split("\n", 1)[0]]), [])
-    if all(name in first_line for name in _JIRA_REQUIRED):
+    if _delimiter(start.split("\n", 1)[0]) is not None:
         return "jira-csv"
     if not start:
         raise ExportError(f"{path} is empty")
@@ -50,6 +51,14 @@ def detect(path: Path) -> ExportFormat:
         f"{' and '.join(map(repr, _JIRA_REQUIRED))}), a JSON list of GitHub or GitLab issues, "
         'or JSON Lines of {"key", "title", "body", "format"} objects'
     )
+
+
+def _delimiter(header: str) -> str | None:
+    for delimiter in _DELIMITERS:
+        names = next(csv.reader([header.rstrip("\r")], delimiter=delimiter), [])
+        if all(name in names for name in _JIRA_REQUIRED):
+            return delimiter
+    return None
 
 
 def read_export(path: Path) -> Iterator[ExportRecord]:
@@ -160,7 +169,9 @@ def _array_items(path: Path) -> Iterator[Any]:
 def _jira_csv(path: Path) -> Iterator[ExportRecord]:
     csv.field_size_limit(sys.maxsize)
     with _open(path) as handle:
-        rows = csv.reader(handle)
+        delimiter = _delimiter(handle.readline()) or ","
+        handle.seek(0)
+        rows = csv.reader(handle, delimiter=delimiter)
         header = next(rows)
         column = {name: header.index(name) for name in reversed(header)}
         labels_at = [index for index, name in enumerate(header) if name == "Labels"]

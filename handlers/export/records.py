@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reqgate.handlers.jira.markup import wiki_to_markdown
-from reqgate.pipeline.schemas import RequirementPacket, TicketType
+from reqgate.pipeline.schemas import RequirementPacket
 
 BodyFormat = Literal["markdown", "jira-wiki"]
 
@@ -32,18 +32,9 @@ class ExportRecord(BaseModel):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def type_hint(record: ExportRecord) -> TicketType | None:
-    """The tracker's type, else the first label that names one; None lets the text decide. A type name
-    nobody knows ("Documentation") is not a type either: the text decides rather than the `other` rubric."""
-    candidates = ([record.type] if record.type else []) + record.labels
-    for word in candidates:
-        kind = TicketType.coerce(word)
-        if kind is not TicketType.other:
-            return kind
-    return None
-
-
 def to_packet(record: ExportRecord) -> RequirementPacket:
+    """The tracker's type word and the labels go on as they are: the review maps them to a rubric
+    (`types.issue_types`, `types.labels`) as it does for a webhook, and says where the type came from."""
     body = wiki_to_markdown(record.body) if record.format == "jira-wiki" else record.body
     return RequirementPacket(source="cli", key=record.key, title=record.title.strip(), body=body,
-                             type_hint=type_hint(record), labels=list(record.labels))
+                             issue_type=record.type, labels=list(record.labels))

@@ -94,7 +94,8 @@ def find(doc: Document) -> list[Finding]:
     found = [doc.finding(check_id, message, suggestion)
              for check_id, pattern, message, suggestion in _MISSING
              if pattern.search(doc.text) is None]
-    if not steps_given(doc):
+    # An empty body is reported once, as incomplete (guardrail.length), not once per missing part.
+    if doc.text[doc.body_start:].strip() and not steps_given(doc):
         found.insert(0, doc.finding(STEPS, "No way to reproduce: no steps, failing command or trigger",
                                     _STEPS_SUGGESTION))
     return found

@@ -12,7 +12,7 @@ from dbos import DBOSClient
 from tests.e2e_support import BotServer
 
 # Start-up imports DBOS, PyGithub and the pipeline: slow on a busy CI machine, slower a dozen at once.
-START_TIMEOUT_S = 180.0
+START_TIMEOUT_S = 300.0
 
 
 def database_url(server_url: str, name: str) -> str:
