@@ -63,7 +63,7 @@ echo "postgres.sh: PostgreSQL at $REQGATE_TEST_PG_URL" >&2
 
 if [ "${1:-}" = "--serve" ]; then
     echo "$REQGATE_TEST_PG_URL"
-    while true; do sleep 3600; done
+    while true; do sleep 3600 & wait $!; done  # wait: a signal runs the trap at once
 fi
 
 PYTHON=python3
