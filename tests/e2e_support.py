@@ -81,7 +81,7 @@ class BotServer:
         self.client = httpx.Client(base_url=self.url, timeout=10)
         self._dbos: DBOSClient | None = None
 
-    def start(self, timeout: float = 30.0) -> BotServer:
+    def start(self, timeout: float = 60.0) -> BotServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.client = httpx.Client(base_url=self.url, timeout=10)
@@ -101,6 +101,8 @@ class BotServer:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
+        # A server that never became ready is no test's to stop: kill it here, or it outlives the run.
+        self.kill()
         raise RuntimeError(f"reqgate serve did not become ready:\n{self.logs()[-3000:]}")
 
     def kill(self) -> None:
