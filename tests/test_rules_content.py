@@ -49,6 +49,7 @@ def test_a_bug_with_nothing_to_reproduce_is_blocked_as_repro(body: str) -> None:
         r"defaults to C:\WINDOWS\TEMP\<BUILD-KEY> when run as <user-name>",
         "Run `reqgate review <file>` or see https://example.org/<id>/x",
         "usage: tool [--verbose] <input> <output>",
+        "Set `ItemName` on the row",
     ],
 )
 def test_code_paths_and_tags_are_not_placeholders(body: str) -> None:

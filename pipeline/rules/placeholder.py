@@ -63,7 +63,8 @@ _SLOT_END_RE = re.compile(r"(?:handle|name|link|url|date|title|description|email
 _DUMMY_ITEM_RE = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+((?:Deliverable|Item|Requirement|Task|Goal) \d+)[ \t]*$",
                             re.MULTILINE | re.IGNORECASE)
 # A code span holding a label rather than code: "DRI: `GitLab Handle`".
-_CODE_SLOT_RE = re.compile(r"`([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){0,2})`")
+# Two or three capitalised words: a single one (`ItemName`) is an identifier, and code is code.
+_CODE_SLOT_RE = re.compile(r"`([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){1,2})`")
 
 
 def _angle_is_slot(text: str, m: re.Match[str]) -> bool:

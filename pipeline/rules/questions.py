@@ -15,7 +15,7 @@ from reqgate.pipeline.schemas import Finding
 CHECK_ID = "wording.open-question"
 
 _UNDECIDED_RE = re.compile(
-    r"\b(?:not sure (?:if|whether|how|what|which|about)(?! I\b)|unsure (?:if|whether|how)|(?:I|we) (?:don['’]t|do not) "
+    r"(?=[nNuUiIwWsStTyYoOqQ])\b(?:not sure (?:if|whether|how|what|which|about)(?! I\b)|unsure (?:if|whether|how)|(?:I|we) (?:don['’]t|do not) "
     r"know (?:if|whether|how|what|which)|(?:still )?(?:to be|needs? to be|yet to be) (?:decided|discussed|"
     r"clarified|investigated|defined|determined)|open questions?|undecided|tbd by \w+"
     r"|(?:whether|if) (?:we|it) (?:should|want)|question is (?:whether|if|how)"
@@ -54,7 +54,8 @@ def find(doc: Document) -> list[Finding]:
         seen_lines.add(text.rfind("\n", 0, m.start()))
         found.append(doc.finding(CHECK_ID, f"'{doc.text[m.start():m.end()]}' leaves a decision open",
                                  _SUGGESTION, m.start(), m.end()))
-    for m in _QUESTION_RE.finditer(text, doc.body_start):
+    questions = _QUESTION_RE.finditer(text, doc.body_start) if "?" in text else iter(())
+    for m in questions:
         start, end = m.start("q"), m.end("q")
         line = text.rfind("\n", 0, start)
         if (line in seen_lines or _in_quote(text, start) or _quoted_line(text, start)
