@@ -384,9 +384,9 @@ class Intake:
         assert self.inbox is not None
         try:
             fresh = self.inbox.record_at_once([trigger for trigger, _ in batch])
-        except Exception as exc:  # every waiting request must hear about the failure
-            log.exception("inbox_write_failed", size=len(batch))
+        except Exception as exc:  # every waiting request must hear about the failure, before anything else can fail
             _fail_all(batch, exc)
+            log.exception("inbox_write_failed", size=len(batch))
             return
         if fresh is None:
             try:
