@@ -65,11 +65,11 @@ def read_ticket(source: str, type_name: str | None) -> RequirementPacket:
 def configure_logs() -> None:
     """Standard output carries the review (or its JSON); logs go to standard error, warnings and worse only.
     Loading structlog costs as much as the rest of a rules-only review, which logs nothing."""
-    from reqgate.bot.logging import configure, route_library_logs
+    from reqgate.bot.logging import StandardStream, configure, route_library_logs
 
     level = os.environ.get("REQGATE_LOG_LEVEL", "WARNING")
-    configure(level, stream=sys.stderr)
-    route_library_logs(level, stream=sys.stderr)
+    configure(level, stream=StandardStream("stderr"))
+    route_library_logs(level, stream=StandardStream("stderr"))  # type: ignore[arg-type]
 
 
 class _WarningCache:

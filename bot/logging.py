@@ -99,7 +99,21 @@ def scrub(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> M
     return event_dict
 
 
-def configure(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
+class StandardStream:
+    """sys.stdout or sys.stderr as it is at each write, not as it was at configure(): a test harness or a
+    daemon may swap (and close) the one that was current then, and a log call must never fail for that."""
+
+    def __init__(self, name: str = "stdout") -> None:
+        self.name = name
+
+    def write(self, text: str) -> int:
+        return getattr(sys, self.name).write(text)
+
+    def flush(self) -> None:
+        getattr(sys, self.name).flush()
+
+
+def configure(level: str = "INFO", stream: TextIO | StandardStream | None = None) -> None:
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
@@ -113,7 +127,7 @@ def configure(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.WriteLoggerFactory(file=stream),
+        logger_factory=structlog.WriteLoggerFactory(file=stream or StandardStream("stdout")),  # type: ignore[arg-type]
         # Not cached: a logger bound before configure() (at import) must follow a later configure().
         cache_logger_on_first_use=False,
     )
@@ -134,7 +148,7 @@ def bind(**context: Any) -> Iterator[None]:
 _LIBRARY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi", "dbos")
 
 
-def route_library_logs(level: str = "INFO", stream: TextIO = sys.stdout) -> None:
+def route_library_logs(level: str = "INFO", stream: TextIO | StandardStream | None = None) -> None:
     """Every line written through the standard `logging` module (uvicorn, DBOS, httpx, the trackers' clients)
     becomes a JSON line like ours, through the same scrubber. Call before uvicorn and DBOS start: DBOS adds
     its plain-text handler only to a logger that has none."""
@@ -155,7 +169,7 @@ def route_library_logs(level: str = "INFO", stream: TextIO = sys.stdout) -> None
             structlog.processors.JSONRenderer(),
         ],
     )
-    handler = logging.StreamHandler(stream)
+    handler = logging.StreamHandler(stream or StandardStream("stdout"))  # type: ignore[arg-type]
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers = [handler]
