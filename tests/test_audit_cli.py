@@ -38,7 +38,7 @@ GITLAB_JSON = [
 JSONL = [
     {"key": "T-1", "title": "Upgrade Jetty", "body": "Upgrade Jetty from 9.2 to 9.4.", "format": "markdown",
      "type": "task"},
-    {"key": "T-2", "title": "Export the report", "body": "Export the monthly report. The file format is TBD.",
+    {"key": "T-2", "title": "Make search fast", "body": "Search should be fast and user friendly. Limit: TBD",
      "format": "markdown"},
     {"key": "T-3", "title": "Login fails", "body": "h3. Steps\n# open login\n# submit\n\nAn error is shown.",
      "format": "jira-wiki", "type": "Bug", "labels": ["auth"]},
@@ -102,7 +102,7 @@ def test_jsonl_lines_are_the_review_json_plus_key(tmp_path):
     assert [line["key"] for line in lines] == ["T-1", "T-2", "T-3"]
     assert [line["ticket_type"] for line in lines] == ["task", lines[1]["ticket_type"], "bug"]
     ticket = tmp_path / "T-2.md"
-    ticket.write_text("Export the report\n\nExport the monthly report. The file format is TBD.\n", encoding="utf-8")
+    ticket.write_text("Make search fast\n\nSearch should be fast and user friendly. Limit: TBD\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     alone = subprocess.run([sys.executable, "-m", "reqgate.bot.cli", "review", str(ticket), "--json", "--no-cache"],
                            capture_output=True, check=False, env=env, cwd=ROOT, timeout=120)
