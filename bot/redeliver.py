@@ -105,16 +105,6 @@ class RedeliveryJob:
 # ---- `reqgate github redeliver` -------------------------------------------------------------------
 
 
-def add_redeliver_parser(actions: Any) -> None:
-    redeliver = actions.add_parser(
-        "redeliver", help="ask GitHub to send again the App's webhook deliveries that did not reach ReqGate",
-        description="GitHub App mode (REQGATE_GITHUB_APP_ID and its private key) and REQGATE_DATABASE_URL "
-                    "or REQGATE_DATA_DIR as the server uses them. Deliveries already accepted are skipped.",
-    )
-    redeliver.add_argument("--since", default="24h", help="how far back to look, e.g. 30m, 24h, 3d (default 24h)")
-    redeliver.set_defaults(handler=run_redeliver)
-
-
 def run_redeliver(args: argparse.Namespace) -> int:
     from reqgate.bot.settings import Settings
 

@@ -48,7 +48,8 @@ def hostile_structure(request: RecordedRequest) -> Reply:
     prd["edge_cases"] = [_hostile_item("Empty list")]
     prd["dependencies"] = [_hostile_item("The billing API")]
     prd["missing_info"] = [f"The size limit {HOSTILE}"]
-    prd["questions"] = [f"Which formats? {HOSTILE}", *prd["questions"]]
+    # Ends with a question mark, as every question the review keeps must.
+    prd["questions"] = [f"Which formats? {HOSTILE} Is CSV enough?", *prd["questions"]]
     for rating in data["ratings"]:
         rating["rationale"] = HOSTILE
     return Reply.json(data)

@@ -40,7 +40,9 @@ def test_ready_ticket_with_nothing_to_propose_costs_no_call_2(fast_llm_config: C
                                                               fake_anthropic: FakeAnthropic) -> None:
     outcome = render_prd(TASK, READY, fast_llm_config, llm_client)
     assert fake_anthropic.requests == [] and outcome.calls == []
-    assert outcome.skipped == SKIPPED_READY and "Verdict: Ready" in outcome.markdown
+    # The template lays the draft out from the ticket; the verdict is the comment frame's, never the draft's.
+    assert outcome.skipped == SKIPPED_READY and "Upgrade Jetty" in outcome.markdown
+    assert "Verdict" not in outcome.markdown
 
 
 def test_ready_ticket_with_a_proposal_gets_call_2(fast_llm_config: Config, llm_client: LLMClient,

@@ -330,18 +330,7 @@ class JiraTracker:
         actor = trigger.actor
         if not actor:
             return False
-        who = "accountId" if self.identity().account_id else "username"
-        params = {"permissions": "ASSIGNABLE_USER", "projectKey": trigger.ref.project, who: actor}
-        try:
-            users = self._call(
-                "permission search", lambda: self._client._get_json("user/permission/search", params=params)
-            )
-        except JiraAPIError as exc:
-            if exc.status in (400, 403, 404):
-                log.warning("jira_member_search_refused", status=exc.status)
-                return False
-            raise
-        return any(_user_id(user) == actor for user in users or [])
+        return self._has_permission(actor, "ASSIGNABLE_USER", projectKey=trigger.ref.project)
 
     def is_authorised(self, trigger: Trigger) -> bool:
         actor = trigger.actor
@@ -352,15 +341,19 @@ class JiraTracker:
         raw = self._issue_raw(trigger.ref.key, "reporter")
         if _user_id((raw.get("fields") or {}).get("reporter")) == actor:
             return True
+        return self._has_permission(actor, "EDIT_ISSUES", issueKey=raw.get("key") or trigger.ref.key)
+
+    def _has_permission(self, actor: str, permission: str, **scope: str) -> bool:
+        """Jira's permission search for one user; a search Jira refuses counts as no permission."""
         who = "accountId" if self.identity().account_id else "username"
-        params = {"permissions": "EDIT_ISSUES", "issueKey": raw.get("key") or trigger.ref.key, who: actor}
+        params = {"permissions": permission, **scope, who: actor}
         try:
             users = self._call(
                 "permission search", lambda: self._client._get_json("user/permission/search", params=params)
             )
         except JiraAPIError as exc:
             if exc.status in (400, 403, 404):
-                log.warning("jira_permission_search_refused", status=exc.status)
+                log.warning("jira_permission_search_refused", permission=permission, status=exc.status)
                 return False
             raise
         return any(_user_id(user) == actor for user in users or [])
