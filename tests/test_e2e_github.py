@@ -22,7 +22,8 @@ from tests.fakes.fake_github import FakeGitHub
 pytestmark = pytest.mark.server
 
 BROKEN_REPO = "Codertocat/Broken-Config"
-VAGUE_BODY = "Make the export better and faster. TBD."
+# A title and nothing else: what today's defaults block on (`incomplete`), with or without the model.
+EMPTY_BODY = ""
 GOOD_BODY = (
     "As a workspace admin, I want to export all tasks of a workspace to a CSV file, so that I can report on "
     "them in a spreadsheet.\n\n## Acceptance criteria\n- [ ] The export has one row per task with its title, "
@@ -99,7 +100,7 @@ def test_opened_gives_one_comment_and_one_label(server: BotServer, github: FakeG
 def test_recheck_after_an_edit_edits_the_same_comment_and_swaps_the_label(
     server: BotServer, github: FakeGitHub, fake_anthropic: FakeAnthropic
 ) -> None:
-    number = new_issue(github, body=VAGUE_BODY)
+    number = new_issue(github, body=EMPTY_BODY)
     server.deliver("issues", issue_event("opened", number), delivery="edit-1")
     assert server.wait_done("gh:edit-1")["verdict"] == "needs_info"
     (first,) = github.comments(REPO, number)
