@@ -29,7 +29,8 @@ JIRA_API_TOKEN = "jira-api-token-for-tests"
 JIRA_PAT = "jira-pat-for-tests"
 
 # Ticket descriptions as Jira stores them (wiki markup).
-VAGUE_WIKI = "Make the export better and faster. TBD."
+# A story with no description: what today's defaults block on (`incomplete`), with or without the model.
+VAGUE_WIKI = ""
 GOOD_WIKI = (
     "As a workspace admin, I want to export all tasks of a workspace to a CSV file, so that I can report on "
     "them in a spreadsheet.\n\nh2. Acceptance criteria\n* The export has one row per task with its title, "
