@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reqgate.pipeline.config import Config
+from reqgate.pipeline.comment import repeated_sentences, visible_lines
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.bot.audit import ExportRecord, audit
 from reqgate.pipeline.schemas import ReviewResult
@@ -42,7 +42,6 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "data"
 SHOWN = frozenset({"warn", "error"})
 PRECISION_TARGET = 0.75
-_DETAILS_RE = re.compile(r"<details>.*?</details>", re.DOTALL)
 
 Record = dict[str, Any]
 
@@ -110,10 +109,6 @@ def gold_categories(item: Record, key: str = "issues_any") -> set[str]:
     return {issue["category"] for issue in item["gold"][key]}
 
 
-def visible_lines(comment: str) -> int:
-    return sum(1 for line in _DETAILS_RE.sub("", comment).splitlines() if line.strip())
-
-
 @dataclass
 class Figures:
     verdict: Tally = field(default_factory=Tally)
@@ -125,6 +120,9 @@ class Figures:
     cat_recall: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     untyped_type: Tally = field(default_factory=Tally)
     lines: list[int] = field(default_factory=list)
+    lines_needs_info: list[int] = field(default_factory=list)
+    lines_ready: list[int] = field(default_factory=list)
+    repeats: list[int] = field(default_factory=list)
 
     def add(self, outcome: Outcome, demoted: frozenset[str] = frozenset()) -> None:
         gold = outcome.item["gold"]
@@ -145,7 +143,10 @@ class Figures:
             self.cat_recall[category].add(category in shown_categories)
         if not outcome.typed:
             self.untyped_type.add(outcome.result.ticket_type.value == gold["type"])
-        self.lines.append(visible_lines(outcome.result.comment_markdown))
+        comment = outcome.result.comment_markdown
+        self.lines.append(visible_lines(comment))
+        (self.lines_ready if verdict == "ready" else self.lines_needs_info).append(visible_lines(comment))
+        self.repeats.append(repeated_sentences(comment))
 
     def as_dict(self) -> dict[str, Any]:
         categories = sorted(set(self.cat_precision) | set(self.cat_recall))
@@ -163,6 +164,11 @@ class Figures:
             "untyped_type_accuracy": self.untyped_type.rate,
             "untyped_n": self.untyped_type.n,
             "median_visible_lines": statistics.median(self.lines) if self.lines else None,
+            "median_visible_lines_needs_info": (statistics.median(self.lines_needs_info)
+                                                if self.lines_needs_info else None),
+            "median_visible_lines_ready": statistics.median(self.lines_ready) if self.lines_ready else None,
+            "repeated_sentences_per_comment": (round(statistics.mean(self.repeats), 2)
+                                               if self.repeats else None),
         }
 
 
@@ -241,6 +247,9 @@ def print_figures(title: str, fig: dict[str, Any], ceiling: dict[str, Any] | Non
     for name, value, ceil in rows:
         print(f"  {name:<52}{_fmt(value):>7}{_fmt(ceil) if ceiling else '':>8}")
     print(f"  {'median visible comment lines':<52}{fig['median_visible_lines']!s:>7}")
+    print(f"  {'  on needs-info verdicts (target <= 12)':<52}{fig['median_visible_lines_needs_info']!s:>7}")
+    print(f"  {'  on ready verdicts (target <= 2)':<52}{fig['median_visible_lines_ready']!s:>7}")
+    print(f"  {'repeated sentences per comment (target 0)':<52}{fig['repeated_sentences_per_comment']!s:>7}")
 
 
 def print_details(fig: dict[str, Any]) -> None:

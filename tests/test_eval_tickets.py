@@ -28,11 +28,6 @@ def _bench() -> ModuleType:
 E = _bench()
 
 
-def test_visible_lines_leave_out_collapsed_sections() -> None:
-    comment = "### Head\n\nline\n<details><summary>x</summary>\n\na\nb\n</details>\nfooter\n"
-    assert E.visible_lines(comment) == 3
-
-
 def test_jira_records_keep_their_type_and_gitlab_records_have_none() -> None:
     base = {"title": "t", "body": "b", "gold": {"type": "bug"}}
     jira = E.audit_record({**base, "id": "jira:X-1", "source": "jira", "body_format": "jira-wiki"})
