@@ -10,9 +10,9 @@ import time
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-
+from reqgate.bot.state import create_tables
 from reqgate.handlers.base import TicketRef
+from sqlalchemy.dialects import postgresql, sqlite
 
 _METADATA = sa.MetaData()
 LLM_SPEND = sa.Table(
@@ -41,7 +41,7 @@ def account_of(ref: TicketRef) -> str:
 class SpendLedger:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        _METADATA.create_all(engine, checkfirst=True)
+        create_tables(engine, _METADATA)
 
     def record(
         self, run_id: str, stage: str, account: str, ticket_id: str, cost_usd: float, at: float | None = None

@@ -91,14 +91,14 @@ def _first_line(exc: sa.exc.DBAPIError) -> str:
     return str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
 
 
-def create_tables(engine: sa.Engine) -> None:
-    """Our tables, once, however many processes start together: `CREATE TABLE` checked first still races
-    (two see no table, the second's insert into the catalogue fails), so on PostgreSQL it runs under an
-    advisory lock held for the transaction."""
+def create_tables(engine: sa.Engine, metadata: sa.MetaData = METADATA) -> None:
+    """Our tables (these, or another module's `metadata`), once, however many processes start together:
+    `CREATE TABLE` checked first still races (two see no table, the second's insert into the catalogue
+    fails), so on PostgreSQL it runs under an advisory lock held for the transaction."""
     with engine.begin() as conn:
         if engine.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
-        METADATA.create_all(conn, checkfirst=True)
+        metadata.create_all(conn, checkfirst=True)
 
 
 def create_engine(database_url: str) -> sa.Engine:
