@@ -69,6 +69,7 @@ class BotServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path or data_dir / "server.log"
+        self.name = "reqgate serve"
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("REQGATE_", "ANTHROPIC_"))},
             "REQGATE_DATA_DIR": str(data_dir),
@@ -81,19 +82,25 @@ class BotServer:
         self.client = httpx.Client(base_url=self.url, timeout=10)
         self._dbos: DBOSClient | None = None
 
-    def start(self, timeout: float = 60.0) -> BotServer:
+    def launch(self) -> BotServer:
+        """Start without waiting (several at once); `wait_ready` afterwards."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.client = httpx.Client(base_url=self.url, timeout=10)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "reqgate.bot.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=self.env.get("REQGATE_TEST_CWD", str(REPO_ROOT)), env=self.env, stdout=log,
+            stderr=subprocess.STDOUT,
         )
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> BotServer:
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"reqgate serve exited with {self.process.returncode}:\n{self.logs()[-3000:]}")
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}:\n{self.logs()[-3000:]}")
             try:
                 ready = self.client.get("/readyz")
                 if ready.status_code == 200 and all(ready.json().get("identities", {}).values()):
@@ -103,7 +110,10 @@ class BotServer:
             time.sleep(0.1)
         # A server that never became ready is no test's to stop: kill it here, or it outlives the run.
         self.kill()
-        raise RuntimeError(f"reqgate serve did not become ready:\n{self.logs()[-3000:]}")
+        raise RuntimeError(f"{self.name} did not become ready:\n{self.logs()[-3000:]}")
+
+    def start(self, timeout: float = 60.0) -> BotServer:
+        return self.launch().wait_ready(timeout)
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -31,45 +31,13 @@ class PgServer(BotServer):
             self._dbos = DBOSClient(system_database_url=self.database_url)
         return self._dbos
 
-    def launch(self) -> PgServer:
-        """Start without waiting (several at once); `wait_ready` afterwards."""
-        import subprocess
-        import sys
-
-        from tests.e2e_support import REPO_ROOT, free_port
-
-        import httpx
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.client = httpx.Client(base_url=self.url, timeout=10)
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "reqgate.bot.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=self.env.get("REQGATE_TEST_CWD", str(REPO_ROOT)), env=self.env, stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> PgServer:
+        super().wait_ready(timeout)
         return self
 
-    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> PgServer:
-        import httpx
-
-        assert self.process is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}:\n{self.logs()[-3000:]}")
-            try:
-                ready = self.client.get("/readyz")
-                if ready.status_code == 200 and all(ready.json().get("identities", {}).values()):
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{self.name} did not become ready:\n{self.logs()[-3000:]}")
-
     def start(self, timeout: float = START_TIMEOUT_S) -> PgServer:
-        return self.launch().wait_ready(timeout)
+        self.launch()
+        return self.wait_ready(timeout)
 
 
 class PgCluster:
