@@ -14,12 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reqgate.pipeline.comment_advice import ask, known, topic
+from reqgate.pipeline.comment_advice import QUOTE_CHARS, ask, known, topic
 from reqgate.pipeline.comment_metrics import repeated_sentences, sentences, visible_lines
 from reqgate.pipeline.comment_safety import code_span, safe_inline, safe_markdown
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.gate import INJECTION_REASON
-from reqgate.pipeline.schemas import Finding, GateDecision, ScoreReport, TicketType, Trace, TypeSource
+from reqgate.pipeline.schemas import (
+    MODE_SEVERITY,
+    Finding,
+    GateDecision,
+    ScoreReport,
+    TicketType,
+    Trace,
+    TypeSource,
+)
 
 __all__ = ["MARKER", "VERDICT_TITLE", "build_comment", "check_weights", "error_comment", "footer",
            "repeated_sentences", "resolved_since", "visible_lines"]
@@ -27,7 +35,6 @@ __all__ = ["MARKER", "VERDICT_TITLE", "build_comment", "check_weights", "error_c
 MARKER = "<!-- reqgate:review v1 -->"
 VERSION = "0.1"
 MAX_ITEMS = 5
-QUOTE_CHARS = 80
 
 VERDICT_TITLE = {"ready": "✅ Ready", "needs_info": "⚠️ Needs info"}
 TYPE_TITLE = {
@@ -47,7 +54,6 @@ CATEGORY_WEIGHT: dict[str, float] = {
     "repro": 4, "incomplete": 4, "placeholder": 3, "observed": 3, "expected": 3, "done": 3, "ambiguous": 3,
     "split": 2, "open_question": 2, "why": 2, "environment": 1, "other": 1,
 }
-_SEVERITY = {"error": 3, "warn": 2, "info": 1, "off": 0}
 FALLBACK_NOTES = {
     # Said of a bot without an API key and of `reqgate review --offline` with one: name neither cause alone.
     "offline": "Rules-only review, offline: no LLM was asked (no `ANTHROPIC_API_KEY`, or `--offline`).",
@@ -120,7 +126,7 @@ def items(
     built: list[_Item] = []
     for order, group in enumerate(_groups(shown)):
         first = group[0]
-        severity = max(_SEVERITY[f.mode] for f in group)
+        severity = max(MODE_SEVERITY[f.mode] for f in group)
         weight = weights.get(first.check_id) or CATEGORY_WEIGHT.get(first.category, 1.0)
         built.append(_Item(ask(group, ticket_type), severity == 3, weight, severity, order))
     blocking = sorted((i for i in built if i.blocking), key=lambda i: (-i.weight, i.order))

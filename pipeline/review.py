@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import Field
-
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache
@@ -29,6 +28,7 @@ from reqgate.pipeline.model_findings import merge, rests_on_model_injection
 from reqgate.pipeline.prompts import PROMPT_VERSION
 from reqgate.pipeline.render_prd import render_prd, template_prd
 from reqgate.pipeline.rules import criteria, decide_type, parse_story, run_rules
+from reqgate.pipeline.rules.classify import TypeDecision
 from reqgate.pipeline.schemas import (
     EvidencedItem,
     Finding,
@@ -64,8 +64,12 @@ class Prepared(Model):
     findings: list[Finding]
     content_hash: str
     stages: list[StageTiming]
-    # False when neither the tracker nor a sure reading of the text gave the type: the model's answer decides.
-    type_settled: bool = False
+
+    @property
+    def type_settled(self) -> bool:
+        """False when neither the tracker nor a sure reading of the text gave the type: the model's answer
+        decides it."""
+        return self.type_source != "text" or self.type_sure
 
 
 class Decision(Model):
@@ -85,14 +89,15 @@ def _timed(stages: list[StageTiming], name: str, fn: Callable[[], T]) -> T:
     return value
 
 
-def content_hash(packet: RequirementPacket, config: Config) -> str:
-    """Same text, type hint, configuration and prompts give the same hash, and so the same review."""
+def content_hash(packet: RequirementPacket, config: Config, kind: TypeDecision) -> str:
+    """Same text, type hint, configuration and prompts give the same hash, and so the same review. `kind` is
+    the type decided for the packet (`decide_type`)."""
     material = {
         "title": packet.title,
         "body": packet.body,
         "type_hint": packet.type_hint.value if packet.type_hint else None,
         # The type the review uses, not the labels themselves: the bot's own verdict label changes them.
-        "type": decide_type(packet, config).model_dump(mode="json"),
+        "type": kind.model_dump(mode="json"),
         "config": config.fingerprint(),
         "prompts": PROMPT_VERSION,
     }
@@ -121,11 +126,9 @@ def prepare(packet: RequirementPacket, config: Config) -> Prepared:
                 for f in report.findings]
     report = report.model_copy(update={"findings": screened})
     findings = screened + _hide_secrets(rule_findings, report.redacted_ranges)
-    # Only a guess from the text that the rules were unsure of is left for the model's answer to settle.
-    settled = kind.source != "text" or kind.sure
     return Prepared(guardrail=report, ticket_type=kind.ticket_type, type_source=kind.source,
-                    type_sure=kind.sure, type_settled=settled, findings=findings,
-                    content_hash=content_hash(packet, config), stages=stages)
+                    type_sure=kind.sure, findings=findings,
+                    content_hash=content_hash(packet, config, kind), stages=stages)
 
 
 def call_structure(

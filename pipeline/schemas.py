@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from reqgate.pipeline.ticket_type import TicketType
 
 Mode = Literal["off", "info", "warn", "error"]
+# How strongly each mode speaks: when two findings say the same, the stronger is kept and listed first.
+MODE_SEVERITY: dict[str, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
 # The issue categories of REVIEW-RUBRIC.md: every finding, the rules' and the model's, is one of these.
 Category = Literal[
     "repro", "observed", "expected", "environment", "done", "ambiguous", "why", "split", "placeholder",

@@ -27,7 +27,7 @@ from reqgate.pipeline.rules.classify import TypeDecision, decide_type, guess_typ
 from reqgate.pipeline.rules.document import Document
 from reqgate.pipeline.rules.story import ParsedStory, parse_story
 from reqgate.pipeline.rules.text import Ranges
-from reqgate.pipeline.schemas import Finding, Mode, RequirementPacket, TicketType
+from reqgate.pipeline.schemas import MODE_SEVERITY, Finding, Mode, RequirementPacket, TicketType
 
 __all__ = ["CHECKS", "Check", "ParsedStory", "TypeDecision", "criteria", "decide_type", "guess_type", "parse_story",
            "run_rules"]
@@ -53,7 +53,6 @@ CHECKS: tuple[Check, ...] = (
     Check((questions.CHECK_ID,), questions.find),
 )
 
-_SEVERITY: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
 
 
 def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config) -> list[Finding]:
@@ -80,7 +79,7 @@ def run_rules(packet: RequirementPacket, ticket_type: TicketType, config: Config
                 continue
             key = (finding.span.start, finding.span.end)
             kept = best.get(key)
-            if kept is None or _SEVERITY[finding.mode] > _SEVERITY[kept.mode]:
+            if kept is None or MODE_SEVERITY[finding.mode] > MODE_SEVERITY[kept.mode]:
                 best[key] = finding
     slots = Ranges([(f.span.start, f.span.end) for f in best.values()
                     if f.span is not None and f.check_id == placeholder.CHECK_ID])
