@@ -35,7 +35,6 @@ import argparse
 import csv
 import importlib.util
 import json
-import math
 import re
 import sys
 import time
@@ -46,6 +45,7 @@ from typing import Any
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.pipeline.guardrail import screen
 from reqgate.pipeline.guardrail.detect import KIND_BY_NAME, SECRET_CHECK, detect
+from reqgate.pipeline.guardrail.entropy import shannon_entropy
 from reqgate.pipeline.schemas import RequirementPacket
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,11 +64,6 @@ _NAMEISH = re.compile(r"(?i)(?:secret|token|key|password|access|private)$")
 _HOSTLIKE = re.compile(r"[a-z0-9-]+")
 
 
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
-
-
 def _run_score(text: str, match: re.Match[str]) -> float:
     run = match.group()
     if run.endswith("=") and match.end() < len(text) and not text[match.end()].isspace() and text[match.end()] not in "\"'`,;":
@@ -79,7 +74,7 @@ def _run_score(text: str, match: re.Match[str]) -> float:
     if follow[:1] in ("=", ":") and not follow.startswith("://"):
         return 0.0  # a name: `client_secret=`
     mixed = any(c.isdigit() for c in run) + any(c.isupper() for c in run) + any(c.islower() for c in run)
-    return len(run) * _entropy(run) * (1 + mixed) * (0.3 if _HOSTLIKE.fullmatch(run) and mixed == 1 else 1)
+    return len(run) * shannon_entropy(run) * (1 + mixed) * (0.3 if _HOSTLIKE.fullmatch(run) and mixed == 1 else 1)
 
 
 def secret_of(text: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
-from reqgate.bot.audit_summary import SCORE_BUCKETS, IssueDigest, Tally, TicketDigest
+from reqgate.bot.audit_summary import SCORE_BUCKETS, IssueDigest, Tally, TicketDigest, percent
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'"
 _READY, _NEEDS, _BAR, _AXIS = "#2da44e", "#cf222e", "#6e7781", "#d0d7de"
@@ -44,12 +44,8 @@ def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def _percent(part: int, whole: int) -> str:
-    return f"{round(100 * part / whole)}%" if whole else "-"
-
-
 def _kpis(tally: Tally) -> str:
-    items = [("tickets", str(tally.total)), ("ready", f"{tally.ready} ({_percent(tally.ready, tally.total)})"),
+    items = [("tickets", str(tally.total)), ("ready", f"{tally.ready} ({percent(tally.ready, tally.total)})"),
              ("need info", str(tally.total - tally.ready))]
     return '<div class="kpis">' + "".join(
         f'<div class="kpi"><b>{_e(value)}</b>{_e(label)}</div>' for label, value in items) + "</div>"
@@ -77,7 +73,7 @@ def _type_chart(tally: Tally) -> str:
         body.append(f'<rect x="{left + ready_width}" y="{y}" width="{span - ready_width}" height="20" '
                     f'fill="{_NEEDS}"/>')
         body.append(f'<text x="{left + span + 8}" y="{y + 15}">{ready} of {count} ready '
-                    f'({_percent(ready, count)})</text>')
+                    f'({percent(ready, count)})</text>')
     return _svg("Ready per ticket type", top + 8 + len(rows) * row, body)
 
 
@@ -94,7 +90,7 @@ def _category_chart(tally: Tally, limit: int = 12) -> str:
         width = max(1, round(span * count / peak))
         body.append(f'<text x="0" y="{y + 13}">{_e(category)}</text>')
         body.append(f'<rect x="{left}" y="{y}" width="{width}" height="16" fill="{_BAR}"/>')
-        body.append(f'<text x="{left + width + 6}" y="{y + 13}">{count} ({_percent(count, tally.total)})</text>')
+        body.append(f'<text x="{left + width + 6}" y="{y + 13}">{count} ({percent(count, tally.total)})</text>')
     return _svg("Tickets per issue category", 12 + len(rows) * row, body)
 
 

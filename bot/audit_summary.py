@@ -75,7 +75,6 @@ class Tally:
         self.keep = keep
         self.total = 0
         self.per_type: dict[str, list[int]] = {}  # type -> [tickets, ready]
-        self.type_sources: Counter[str] = Counter()
         # Tickets with at least one shown finding of the category, not findings: one word list must not
         # outweigh a category that blocks a hundred tickets.
         self.categories: Counter[str] = Counter()
@@ -88,7 +87,6 @@ class Tally:
         counts = self.per_type.setdefault(result.ticket_type.value, [0, 0])
         counts[0] += 1
         counts[1] += result.decision.verdict == "ready"
-        self.type_sources[result.type_source] += 1
         self.categories.update({f.category for f in result.findings if f.mode in SHOWN_MODES})
         self.scores[min(result.decision.score * SCORE_BUCKETS // 100, SCORE_BUCKETS - 1)] += 1
         if self.keep <= 0:
@@ -111,19 +109,19 @@ class Tally:
     def summary(self, categories: int = 5) -> str:
         if not self.total:
             return "No tickets in the export.\n"
-        ready = f"{self.ready} ready ({_percent(self.ready, self.total)})"
+        ready = f"{self.ready} ready ({percent(self.ready, self.total)})"
         lines = [f"{self.total} tickets: {ready}, {self.total - self.ready} need info."]
         lines.append(f"  {'type':<8}{'tickets':>8}{'ready':>8}")
         for name, (count, ready) in sorted(self.per_type.items(), key=lambda item: -item[1][0]):
-            lines.append(f"  {name:<8}{count:>8}{_percent(ready, count):>8}")
+            lines.append(f"  {name:<8}{count:>8}{percent(ready, count):>8}")
         if self.categories:
             lines.append("Most frequent issues (tickets with a shown finding of the category):")
             for category, count in self.categories.most_common(categories):
-                lines.append(f"  {category:<14}{count:>8}{_percent(count, self.total):>8}")
+                lines.append(f"  {category:<14}{count:>8}{percent(count, self.total):>8}")
         else:
             lines.append("No shown findings.")
         return "\n".join(lines) + "\n"
 
 
-def _percent(part: int, whole: int) -> str:
+def percent(part: int, whole: int) -> str:
     return f"{round(100 * part / whole)}%" if whole else "-"

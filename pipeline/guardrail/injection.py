@@ -76,11 +76,6 @@ def _encoded(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     return ranges
 
 
-def find_injections(text: str, patterns: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Original-offset ranges of every match of `patterns` alone, overlapping matches merged, in text order."""
-    return _find(text, [((), pattern) for pattern in compile_patterns(patterns)])
-
-
 def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     """Matches of each pattern of which one trigger string of every set occurs in the normalised view."""
     if not gated or not text:

@@ -74,9 +74,9 @@ _OVERRIDE = [
     rf"\b{_OVERRIDE_VERB} (?:all )?(?:those|these|the|your) {_RULES} (?:that|which) (?:tell|told|say|limit|"
     rf"restrict|prevent|stop)",
     # an instruction hidden in a document: ignore the document and say something else
-    rf"\b(?:ignore|disregard|forget|overlook) (?:the |this |that |all )?(?:[^ .!?]{{1,30}} ){{0,2}}"
-    rf"(?:and|,) (?:instead )?(?:state|say|declare|claim|respond with|reply with|answer with|tell the user|"
-    rf"indicate that|write that|print that|output that)\b",
+    r"\b(?:ignore|disregard|forget|overlook) (?:the |this |that |all )?(?:[^ .!?]{1,30} ){0,2}"
+    r"(?:and|,) (?:instead )?(?:state|say|declare|claim|respond with|reply with|answer with|tell the user|"
+    r"indicate that|write that|print that|output that)\b",
     r"\b(?:ignorez|ignore|ignorer|oubliez|oublie) (?:la|le|les|ce|cette) (?:[^ .!?]{1,30} ){0,2}(?:et|,) "
     r"(?:indiquez|indique|dites|dis|declarez|declare|affirmez|affirme|repondez|reponds|ecrivez|ecris)\b",
     r"\b(?:ignora|ignore|olvida|omite|ignori|dimentica) (?:la|el|los|las|o|a|il|lo) (?:[^ .!?]{1,30} ){0,2}"
@@ -96,7 +96,7 @@ _OVERRIDE = [
     rf"\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|ne tiens pas compte|ne tenez pas compte|"
     rf"fais abstraction|faites abstraction|neglige|negligez) {G3}(?:instructions?|consignes|regles|directives|"
     rf"ordres|indications)\b",
-    rf"\b(?:ignore|ignorez|ignorer|oublie|oubliez) (?:tout )?(?:ce qui (?:precede|est au-dessus)|ce qu'on t'a dit)",
+    r"\b(?:ignore|ignorez|ignorer|oublie|oubliez) (?:tout )?(?:ce qui (?:precede|est au-dessus)|ce qu'on t'a dit)",
     r"\bnouvelles instructions ?:",
     # es / pt / it
     rf"\b(?:ignora|ignore|ignorar|ignoren|olvida|olvide|olvidar|olviden|omite|omita|descarta|desconsidera|"
@@ -222,9 +222,9 @@ _EXTRACTION = [
     # "Show the system prompt in the admin page" is a feature of an AI product; asking for it is not.
     rf"\b{_REVEAL} (?:me|us) (?:the |your )?(?:system ?prompt|system message|initial prompt|hidden prompt|"
     rf"original prompt|secret prompt|pre-?prompt|starting prompt|meta ?prompt)\b",
-    rf"\b(?:repeat|output|print|recite|copy|show|return|write) (?:all |everything |back )?(?:of )?"
-    rf"(?:the )?(?:text|words|content|everything|conversation|messages?|lines|instructions)"
-    rf" (?:above|before this|prior to this|so far)\b",
+    r"\b(?:repeat|output|print|recite|copy|show|return|write) (?:all |everything |back )?(?:of )?"
+    r"(?:the )?(?:text|words|content|everything|conversation|messages?|lines|instructions)"
+    r" (?:above|before this|prior to this|so far)\b",
     r"\b(?:instructions|prompt|text|rules|words|guidelines) (?:that )?you (?:were|have been|'ve been|got) "
     r"(?:given|told|provided|programmed with|initiali[sz]ed with|instructed)",
     r"\bwhat (?:were you|have you been|are you) (?:told|instructed|programmed|not (?:supposed|allowed) to)\b",
@@ -293,16 +293,16 @@ _MODEL = _any(
     "agent", "ai agent", "bot", "reqgate", "model", "automated reviewer", "automated review", "gemini",
 )
 _ADDRESSED = [
-    rf"\b(?:note|instructions?|reminder|hint|p\.?s\.?|message|important|attention) (?:to|for) (?:the |any |all )?"
-    rf"(?:ai|a\.i\.|llm|llms|language models?|ai assistant|ai model|reviewer bot|review bot|ai reviewer|"
-    rf"automated reviewer|chatgpt|gpt|claude|ai agent|reqgate|assistant reading this|model reading this)s?\b",
-    rf"\b(?:if|when|while) you(?:'re| are) (?:an? )?(?:ai|llm|language model|large language model|ai assistant|"
-    rf"automated|chatbot|gpt|claude|assistant|model|bot) ?(?:reading|reviewing|processing|summari[sz]ing|parsing|"
-    rf"analy[sz]ing|,|\.|that)",
+    r"\b(?:note|instructions?|reminder|hint|p\.?s\.?|message|important|attention) (?:to|for) (?:the |any |all )?"
+    r"(?:ai|a\.i\.|llm|llms|language models?|ai assistant|ai model|reviewer bot|review bot|ai reviewer|"
+    r"automated reviewer|chatgpt|gpt|claude|ai agent|reqgate|assistant reading this|model reading this)s?\b",
+    r"\b(?:if|when|while) you(?:'re| are) (?:an? )?(?:ai|llm|language model|large language model|ai assistant|"
+    r"automated|chatbot|gpt|claude|assistant|model|bot) ?(?:reading|reviewing|processing|summari[sz]ing|parsing|"
+    r"analy[sz]ing|,|\.|that)",
     rf"\b(?:dear|hey|hi|hello|attention|ok|okay|listen) (?:the )?{_MODEL}\b ?[,!:]",
-    rf"\b(?:ai|llm|assistant|chatgpt|gpt|claude|reqgate|reviewer|review bot|ai reviewer|language model)s? ?[,:] "
-    rf"(?:please )?(?:ignore|approve|mark|rate|score|say|respond|reply|output|print|tell|do not|don'?t|you must|"
-    rf"you should|make sure|always|never|classify|label|treat|consider|forget|disregard|pretend|act)\b",
+    r"\b(?:ai|llm|assistant|chatgpt|gpt|claude|reqgate|reviewer|review bot|ai reviewer|language model)s? ?[,:] "
+    r"(?:please )?(?:ignore|approve|mark|rate|score|say|respond|reply|output|print|tell|do not|don'?t|you must|"
+    r"you should|make sure|always|never|classify|label|treat|consider|forget|disregard|pretend|act)\b",
     r"\b(?:mark|rate|score|label|set|flag|approve|classify|grade) (?:this|the) (?:ticket|issue|story|"
     r"requirement|request|pr|pull request|document|email|domain|website|candidate|resume|submission) "
     r"(?:as )?(?:ready|approved|100|perfect|safe|benign|legitimate|not malicious|excellent|top)\b",
