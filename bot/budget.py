@@ -10,9 +10,9 @@ import time
 from datetime import datetime
 
 import sqlalchemy as sa
-from reqgate.bot.state import create_tables
+
+from reqgate.bot.state import create_tables, dialect_insert
 from reqgate.handlers.base import TicketRef
-from sqlalchemy.dialects import postgresql, sqlite
 
 _METADATA = sa.MetaData()
 LLM_SPEND = sa.Table(
@@ -48,8 +48,7 @@ class SpendLedger:
     ) -> None:
         values = {"run_id": run_id, "stage": stage, "account": account, "ticket_id": ticket_id,
                   "cost_usd": cost_usd, "at": time.time() if at is None else at}
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(LLM_SPEND).values(**values).on_conflict_do_nothing(
+        statement = dialect_insert(self.engine, LLM_SPEND).values(**values).on_conflict_do_nothing(
             index_elements=[LLM_SPEND.c.run_id, LLM_SPEND.c.stage])
         with self.engine.begin() as conn:
             conn.execute(statement)

@@ -27,10 +27,9 @@ import uuid
 from collections.abc import Callable, Iterable
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from reqgate.bot.logging import get_logger
-from reqgate.bot.state import METADATA
+from reqgate.bot.state import METADATA, dialect_insert
 
 log = get_logger("reqgate.executors")
 
@@ -133,8 +132,7 @@ class Registry:
         now = time.time()
         values = {"executor_id": self.executor_id, "instance": self.instance, "host": self.host,
                   "pid": os.getpid(), "role": self.role, "started_at": now, "heartbeat_at": now}
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(EXECUTORS).values(**values)
+        statement = dialect_insert(self.engine, EXECUTORS).values(**values)
         condition = (EXECUTORS.c.instance == instance if instance is not None
                      else EXECUTORS.c.heartbeat_at < stale_before)
         statement = statement.on_conflict_do_update(

@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
-from reqgate.bot.state import METADATA
+from reqgate.bot.state import METADATA, dialect_insert
 
 PACE = sa.Table(
     "reqgate_pace",
@@ -36,8 +35,7 @@ class WritePacer:
         """Reserve `slots` consecutive write slots of `key`; the time the first one starts."""
         now = time.time()
         span = spacing_s * slots
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(PACE).values(key=key, next_at=now + span)
+        statement = dialect_insert(self.engine, PACE).values(key=key, next_at=now + span)
         statement = statement.on_conflict_do_update(
             index_elements=[PACE.c.key],
             set_={"next_at": self._greatest(PACE.c.next_at, now) + span},
@@ -59,8 +57,7 @@ class WritePacer:
     def claim_turn(self, key: str, interval_s: float) -> bool:
         """True for exactly one caller per `interval_s` across all processes."""
         now = time.time()
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(PACE).values(key=key, next_at=now + interval_s)
+        statement = dialect_insert(self.engine, PACE).values(key=key, next_at=now + interval_s)
         statement = statement.on_conflict_do_update(
             index_elements=[PACE.c.key], set_={"next_at": now + interval_s}, where=PACE.c.next_at <= now,
         ).returning(PACE.c.next_at)

@@ -53,7 +53,7 @@ class DatabaseSetupError(ValueError):
 def sqlalchemy_url(database_url: str) -> sa.URL:
     """The same database DBOS uses; plain postgres URLs get the psycopg 3 driver that DBOS ships with."""
     url = sa.make_url(database_url)
-    if url.drivername in ("postgresql", "postgres", "postgresql+psycopg2"):
+    if url.drivername in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
     return url
 
@@ -89,6 +89,12 @@ def ensure_database(url: sa.URL) -> None:
 
 def _first_line(exc: sa.exc.DBAPIError) -> str:
     return str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+
+
+def dialect_insert(engine: sa.Engine, table: sa.Table) -> Any:
+    """An INSERT with the engine's own ON CONFLICT clauses (PostgreSQL's or SQLite's)."""
+    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
 
 
 def create_tables(engine: sa.Engine, metadata: sa.MetaData = METADATA) -> None:
@@ -156,8 +162,7 @@ class StateStore:
             "workflow_id": state.workflow_id,
             "updated_at": time.time(),
         }
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(TICKET_STATE).values(**values)
+        statement = dialect_insert(self.engine, TICKET_STATE).values(**values)
         statement = statement.on_conflict_do_update(
             index_elements=[TICKET_STATE.c.ticket_id],
             set_={k: statement.excluded[k] for k in values if k != "ticket_id"},

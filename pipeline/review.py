@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import Field
+
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from reqgate.pipeline.ticket_type import TicketType
 
 Mode = Literal["off", "info", "warn", "error"]
