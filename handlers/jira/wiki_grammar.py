@@ -5,15 +5,17 @@ elements at every character of the text: well under a thousand characters a seco
 Jira tickets take hours. Here the grammar is built once per thread (its list elements keep indentation state,
 so it is neither shared between threads nor carried from one text to the next), and each element first looks
 ahead, with one regular expression, for what it can start with: a position where an element cannot start
-fails at once instead of after a walk through its pyparsing expression, and one where none can start
-fails before any is tried. Since each look-ahead admits every start of its element, the output is the
-library's, character for character (tests/test_jira_wiki_grammar.py compares them).
+fails at once instead of after a walk through its pyparsing expression, and the scan jumps from one position
+where some element can start to the next (pyparsing's own scan tries every character, at some
+microseconds each). Since each look-ahead admits every start of its element, the output is the library's,
+character for character (tests/test_jira_wiki_grammar.py compares them).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 
 from jira2markdown.elements import MarkupElements
 from jira2markdown.markup.advanced import Code, Noformat, Panel
@@ -36,7 +38,18 @@ from jira2markdown.markup.text_effects import (
     Superscript,
     Underline,
 )
-from pyparsing import FollowedBy, Forward, MatchFirst, Regex
+from pyparsing import FollowedBy, Forward, MatchFirst, ParseException, ParserElement, Regex
+
+
+def _quoted_start(token: str) -> str:
+    """Where `*bold*` or `-struck-` can start: the token after a non-word character (or at the start), not
+    followed by white space or itself, and later on the line a closing token (after a non-space, before a
+    non-word character: a token after white space is skipped over, not a close). The element also skips
+    `{color}`, links, mentions and attachments, and white space then the token, which can cross the end of
+    the line: a `[`, a `{`, or white space running over the line's end into the token admits the position."""
+    return (rf"(?:(?<![\s\S])|(?<=\W)){token}(?![ \t\r\n]|{token})"
+            rf"(?=[^\n]*?(?:(?<![ \t\r\n]){token}(?!\w)|[{{\[]|[ \t\r]+\n[ \t\r\n]*{token}))")
+
 
 # Where each element of MarkupElements can start a match, after its zero-width conditions (line start,
 # preceded by a non-word character): the white space some consume first (lists, headings, quotes, rulers,
@@ -47,10 +60,12 @@ _STARTS: dict[type, str] = {
     Code: r"\{", Noformat: r"\{", Monospaced: r"\{", Panel: r"\{", BlockQuote: r"\{", Color: r"\{",
     Mention: r"\[", MailTo: r"\[", Attachment: r"\[", Link: r"\[",
     Url: r"(?:https?|ftp)://", Image: r"!", Table: r"\s*\|", Headings: r"\s*h[1-6]\. ", Quote: r"\s*bq\. ",
-    Bold: r"\*", EscSpecialChars: r"\*", Strikethrough: r"-", Ndash: r"-", Mdash: r"-", Underline: r"\+",
+    Bold: _quoted_start(r"\*"), EscSpecialChars: r"\*", Strikethrough: _quoted_start("-"), Ndash: r"-", Mdash: r"-",
+    Underline: r"\+",
     Superscript: r"\^", Subscript: r"~", InlineQuote: r"\?\?", LineBreak: r"\\\\", Ruler: r"\\\\|\s*-",
 }
 _ANY = "|".join(f"(?:{pattern})" for pattern in dict.fromkeys(_STARTS.values()))
+_NEXT_START = re.compile(_ANY, re.IGNORECASE)
 
 
 def _starts(pattern: str) -> FollowedBy:
@@ -70,12 +85,47 @@ class _Grammar:
         guarded = [(instance, _starts(_STARTS.get(type(instance), _ANY)) + instance.expr) for instance in instances]
         self.inline <<= _starts(_ANY) + MatchFirst([expr for instance, expr in guarded if instance.is_inline_element])
         self.markup <<= _starts(_ANY) + MatchFirst([expr for _, expr in guarded])
+        self.markup.keepTabs = True
+        self.markup.streamline()
+        # The scan below relies on jira2markdown's grammar skipping no white space before an element (its
+        # default white characters are none): then the guard is a plain match at the position, and every
+        # position before the next match of `_NEXT_START` would fail.
+        if self.markup.whiteChars or self.markup.ignoreExprs:
+            raise RuntimeError("jira2markdown's grammar now skips white space: the jumping scan would differ")
 
     def convert(self, text: str) -> str:
+        """`self.markup.transform_string(text)`, trying only where an element can start."""
         # A fresh grammar starts every list at indent 0; a failed list match can leave another value behind.
         for element in self.lists:
             element.indent_state.reset()
-        return self.markup.transform_string(text)
+        ParserElement.reset_cache()
+        parse = self.markup._parse
+        out: list[str] = []
+        last = loc = 0
+        while (start := _NEXT_START.search(text, loc)) is not None:
+            loc = start.start()
+            try:
+                end, tokens = parse(text, loc, callPreParse=False)
+            except ParseException:
+                loc += 1
+                continue
+            if end <= loc:
+                loc += 1
+                continue
+            out.append(text[last:loc])
+            out.extend(_flat(tokens.as_list()))
+            last = loc = end
+        out.append(text[last:])
+        return "".join(out)
+
+
+def _flat(items: list[object]) -> Iterator[str]:
+    """A match's tokens in order, nested lists flattened, as pyparsing's transform_string joins them."""
+    for item in items:
+        if isinstance(item, list):
+            yield from _flat(item)
+        else:
+            yield str(item)
 
 
 def convert(text: str) -> str:
