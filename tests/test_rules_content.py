@@ -90,7 +90,37 @@ def test_tables_quotations_and_template_prompts_are_not_questions(body: str) -> 
 
 def test_a_precise_description_satisfies_done_without_a_criteria_section() -> None:
     assert "acceptance-criteria.missing" not in checks("Upgrade Jetty from 9.2 to 9.4.", TASK, "Upgrade Jetty")
-    assert "acceptance-criteria.missing" in checks("Code review the plugin.", TASK, "Code review")
+    assert "acceptance-criteria.missing" in checks("Make the plugin nicer.", TASK, "Plugin work")
+
+
+@pytest.mark.parametrize(("title", "body", "ticket_type"), [
+    ("Code review the PHP Debugger GPL plugin", "Code review the GPL plugin for the PHP debugger support.", TASK),
+    ("Investigate ADSAFE warnings", "", TicketType.spike),
+    ("Spike: Research how to leverage ACLs", "We want to know more about it.", STORY),
+    ("[UI] Improve the onboarding", "Make it better for new users.", STORY),
+])
+def test_an_activity_with_no_stated_result_blocks_as_not_done(title: str, body: str, ticket_type: TicketType) -> None:
+    found = checks(body, ticket_type, title)
+    finding = found["acceptance-criteria.open-ended"]
+    assert finding.mode == "error" and finding.category == "done"
+    assert finding.span is not None and finding.span.quote.lower() in title.lower()
+    assert "acceptance-criteria.missing" not in found
+
+
+@pytest.mark.parametrize(("title", "body", "ticket_type"), [
+    # A change names its own end.
+    ("Migrate HTTP Connector to use grizzly", "This is just to replace Netty server with Grizzly server.", TASK),
+    # An activity whose output is listed, or described at length, or named precisely.
+    ("Investigate container security options", "Evaluate:\n1) Capabilities\n2) Seccomp\n3) AppArmor", TASK),
+    ("Investigate flaky RedisStreamDefinitionRepositoryTests", "", TASK),
+    ("Agent authn research spike", "Research the flags. Write up a 1-2 page summary.", TicketType.spike),
+    ("Investigate skipped tests in build, enable or remove.", "We have 13 skipped tests now.", TASK),
+    ("Review the export", "Acceptance criteria:\n- [ ] every column is documented", TASK),
+    # Bugs have their own rubric: an "Investigate ..." bug is judged on its steps.
+    ("Investigate crash on save", "Saving a form with an empty title crashes.", BUG),
+])
+def test_an_activity_with_its_result_stated_is_not_open_ended(title: str, body: str, ticket_type: TicketType) -> None:
+    assert "acceptance-criteria.open-ended" not in checks(body, ticket_type, title)
 
 
 def test_every_finding_carries_its_configured_category() -> None:

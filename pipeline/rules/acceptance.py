@@ -1,4 +1,10 @@
-"""acceptance-criteria.missing and acceptance-criteria.untestable."""
+"""acceptance-criteria.missing, acceptance-criteria.open-ended and acceptance-criteria.untestable.
+
+`open-ended` is the blocking form of `missing`: the ticket asks for an activity that has no end of its own
+("Investigate X", "Code review the plugin", "Improve Y") and says nothing more that tells when it is done.
+A ticket that asks for a change ("Replace Netty with Grizzly") has its end in its words; one that asks for
+an activity needs the output named (a decision, a list of findings, a measure), or nobody can close it.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,9 @@ from reqgate.pipeline.rules.sections import sections
 from reqgate.pipeline.schemas import Finding
 
 MISSING = "acceptance-criteria.missing"
+OPEN_ENDED = "acceptance-criteria.open-ended"
 UNTESTABLE = "acceptance-criteria.untestable"
-CHECK_IDS = (MISSING, UNTESTABLE)
+CHECK_IDS = (MISSING, OPEN_ENDED, UNTESTABLE)
 
 _AC_HEADING = re.compile(
     r"(?:acceptance|success|exit|completion|done)[ -]criteri(?:a|on|as)|a/?c|acs?|acceptance tests?"
@@ -98,13 +105,71 @@ def described(doc: Document) -> bool:
     return _SPECIFIC_RE.search(doc.text) is not None
 
 
+# Verbs of work that has no end state of its own, at the start of the title (after a "Spike:"-like tag).
+_OPEN_ENDED_RE = re.compile(
+    r"[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*)?(?:(?:spike|research|investigation|task|todo)[ \t]*[:\-][ \t]*)?"
+    r"(?P<verb>investigate|look(?:ing)? into|research|explore|evaluate|assess|study|analy[sz]e|(?:code )?review"
+    r"|consider|think about|discuss|revisit|follow[ -]up on|assist (?:in|with)|help (?:in|with)"
+    r"|improve|enhance|optimi[sz]e)\b",
+    re.IGNORECASE,
+)
+# The output of an activity, named: then done is checkable ("write up a design doc", "file tickets for what
+# is found", "enable or remove each skipped test", "improve X so that it is writable").
+_OUTPUT_RE = re.compile(
+    r"\b(?:write[- ]?up|(?:design |a |the )?doc(?:ument)?s?\b(?! (?:says|states|mentions))|summary|report|"
+    r"recommend(?:ation)?s?|decide|decision|proposals?|propose|prototype|proof[- ]of[- ]concept|poc|"
+    r"(?:file|open|create|raise)s? (?:\w+ ){0,2}(?:tickets|issues|jiras|bugs)|a list of|"
+    r"(?:and|or|then|,) (?:fix|remove|enable|disable|implement|update|add|replace|delete|merge)\b|"
+    r"so (?:that )?(?:it|they|the \w+) (?:is|are|can|does|do)\b|to (?:include|support|cover|add)\b)",
+    re.IGNORECASE,
+)
+_OPEN_ENDED_SUGGESTION = (
+    "Name the output that ends the work: the decision to take, the list of findings or fixes to deliver, or "
+    "the measure to reach (e.g. 'done when the report lists each warning with keep / fix / ignore')."
+)
+
+
+_GOAL_HEADING = re.compile(r"goals?|summary|description|objective|task|what", re.IGNORECASE)
+
+
+def _first_lines(doc: Document) -> list[int]:
+    """Where the work is named: the title, and the body's first line (under a heading such as "Goal")."""
+    starts = [0]
+    body = doc.body_start if doc.title_end else doc.text.find("\n") + 1
+    first_heading = next((h for h in doc.headings if h.start >= body), None)
+    if first_heading is not None and not doc.text[body:first_heading.start].strip() and (
+            _GOAL_HEADING.fullmatch(first_heading.label)):
+        body = first_heading.end + 1
+    while body < len(doc.text) and doc.text[body] in " \t\n":
+        body += 1
+    if 0 < body < len(doc.text):
+        starts.append(body)
+    return starts
+
+
+def _open_ended(doc: Document) -> Finding | None:
+    """An open-ended verb naming the work, when the ticket says nothing else about when the work ends."""
+    if _OUTPUT_RE.search(doc.masked):
+        return None
+    for start in _first_lines(doc):
+        line_end = doc.text.find("\n", start)
+        match = _OPEN_ENDED_RE.match(doc.text, start, len(doc.text) if line_end < 0 else line_end)
+        if match is not None:
+            verb = match.group("verb")
+            return doc.finding(OPEN_ENDED, f"'{verb}' names an activity, not a result: nothing says when it is "
+                               "done", _OPEN_ENDED_SUGGESTION, match.start("verb"), match.end("verb"))
+    return None
+
+
 def find(doc: Document) -> list[Finding]:
     items, has_heading = _items(doc)
     if not items:
-        if not doc.text[doc.body_start:].strip():
-            return []  # an empty body is incomplete (guardrail.length), not a question of criteria
         if described(doc) and not has_heading:
             return []
+        if (open_ended := _open_ended(doc)) is not None:
+            return [open_ended]
+        if not doc.text[doc.body_start:].strip():
+            return []  # an empty body is incomplete (guardrail.length), not a question of criteria
         message = ("The acceptance criteria section is empty" if has_heading
                    else "No way to tell when this is done: no criteria and no precise description")
         return [doc.finding(MISSING, message, _MISSING_SUGGESTION)]
