@@ -20,7 +20,7 @@ STORY = RequirementPacket(
 
 def test_every_check_id_has_a_configured_mode() -> None:
     ids = [check_id for check in CHECKS for check_id in check.ids]
-    assert len(ids) == len(set(ids)) == 15
+    assert len(ids) == len(set(ids)) == 16
     assert set(ids) <= set(CONFIG.checks)
     # Every check declares its rubric category; guardrail checks too.
     assert all(CONFIG.checks[check_id].category is not None for check_id in CONFIG.checks)
