@@ -25,11 +25,16 @@ class Lexicon:
     suggestions: tuple[str, ...]
 
 
+# Every term of a lexicon starts with a letter: testing that first fails at once at every other position,
+# before the word-start test and the alternatives (about three times faster over prose).
+_LETTER_FIRST = r"(?=[^\W\d_])"
+
+
 def lexicon(terms: list[Term]) -> Lexicon:
     # One shared word-start test instead of one per list: the scan is the rules' hot loop.
     joined = "|".join(f"(?P<t{i}>{pattern.pattern.removeprefix(_WORD_START)})"
                       for i, (pattern, _) in enumerate(terms))
-    return Lexicon(re.compile(f"{_WORD_START}(?:{joined})", re.IGNORECASE),
+    return Lexicon(re.compile(f"{_LETTER_FIRST}{_WORD_START}(?:{joined})", re.IGNORECASE),
                    tuple(suggestion for _, suggestion in terms))
 
 
