@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 from bisect import bisect_left
+from dataclasses import dataclass
 from functools import lru_cache
 
 from reqgate.pipeline.config import InjectionSettings
@@ -81,26 +82,82 @@ def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     if not gated or not text:
         return []
     view = normalize(text)
-    words = _Words(view.text)
+    plan = _plan(tuple(gated))
+    words = _Words(view.text, plan.lengths)
     ranges = []
-    for trigger_sets, pattern in gated:
-        if not all(any(words.has(trigger) for trigger in group) for group in trigger_sets):
-            continue
-        for match in pattern.finditer(view.text):
-            if match.end() > match.start():
-                ranges.append(view.to_original(match.start(), match.end()))
+    # Written out rather than all(any(...)): this loop runs for every pattern of every text screened.
+    for groups, pattern in plan.patterns:
+        for group, first_words in groups:
+            if first_words is not None and first_words.isdisjoint(words.prefixes):
+                break
+            if not words.any_of(group):
+                break
+        else:
+            for match in pattern.finditer(view.text):
+                if match.end() > match.start():
+                    ranges.append(view.to_original(match.start(), match.end()))
     return merge_ranges(ranges)
 
 
-class _Words:
-    """Answers "could this trigger string occur in the text?" from the text's distinct words, which for long
-    or repetitive text is far cheaper than scanning the text once per string."""
+@dataclass(frozen=True)
+class _Plan:
+    """Each pattern's trigger sets, each with the word beginnings one of its triggers needs (None when a
+    trigger needs none), and the lengths of those beginnings: most sets of most texts are ruled out by one
+    set operation against the beginnings of the text's words."""
 
-    def __init__(self, text: str) -> None:
+    patterns: tuple[tuple[tuple[tuple[frozenset[Trigger], frozenset[str] | None], ...], re.Pattern[str]], ...]
+    lengths: frozenset[int]
+
+
+@lru_cache(maxsize=32)
+def _plan(gated: tuple[Gated, ...]) -> _Plan:
+    patterns = []
+    lengths: set[int] = set()
+    for trigger_sets, pattern in gated:
+        groups = []
+        for group in trigger_sets:
+            keys = [_word_start_key(trigger) for trigger in group]
+            first_words = None if None in keys else frozenset(key for key in keys if key is not None)
+            lengths.update(map(len, first_words or ()))
+            groups.append((group, first_words))
+        # The sets a set operation can rule out go first: one of them failing settles the pattern.
+        patterns.append((tuple(sorted(groups, key=lambda item: item[1] is None)), pattern))
+    return _Plan(tuple(patterns), frozenset(lengths))
+
+
+# Word beginnings are compared on at most this many characters: enough to tell most trigger words apart,
+# few enough that listing the beginnings of a text's words stays cheap.
+_KEY_CHARS = 4
+
+
+def _word_start_key(trigger: Trigger) -> str | None:
+    """The beginning of a part of the trigger that must begin a word of the text, if any (see
+    _Words._has)."""
+    _, parts, first_begins = trigger
+    if parts and first_begins:
+        return parts[0][:_KEY_CHARS]
+    return parts[1][:_KEY_CHARS] if len(parts) > 1 else None
+
+
+class _Words:
+    """Answers "could one of these trigger strings occur in the text?" from the text's distinct words, which
+    for long or repetitive text is far cheaper than scanning the text once per string."""
+
+    def __init__(self, text: str, lengths: frozenset[int]) -> None:
         self._text = text
-        self._sorted = sorted(set(_WORD_RUN.findall(text)))
+        distinct = set(_WORD_RUN.findall(text))
+        self._sorted = sorted(distinct)
         self._joined = " ".join(self._sorted)
+        # Every beginning of a word of the text, of the lengths the plan's word beginnings have.
+        self.prefixes = {word[:n] for word in distinct for n in lengths if n <= len(word)}
+        self._groups: dict[frozenset[Trigger], bool] = {}
         self._seen: dict[Trigger, bool] = {}
+
+    def any_of(self, group: frozenset[Trigger]) -> bool:
+        found = self._groups.get(group)
+        if found is None:
+            found = self._groups[group] = any(self.has(trigger) for trigger in group)
+        return found
 
     def has(self, trigger: Trigger) -> bool:
         found = self._seen.get(trigger)
