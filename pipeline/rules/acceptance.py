@@ -114,13 +114,15 @@ _OPEN_ENDED_RE = re.compile(
     re.IGNORECASE,
 )
 # The output of an activity, named: then done is checkable ("write up a design doc", "file tickets for what
-# is found", "enable or remove each skipped test", "improve X so that it is writable").
+# is found", "enable or remove each skipped test", "create a reproducible series of steps", "determine the
+# root cause", "improve X so that it's writable").
 _OUTPUT_RE = re.compile(
     r"\b(?:write[- ]?up|(?:design |a |the )?doc(?:ument)?s?\b(?! (?:says|states|mentions))|summary|report|"
     r"recommend(?:ation)?s?|decide|decision|proposals?|propose|prototype|proof[- ]of[- ]concept|poc|"
     r"(?:file|open|create|raise)s? (?:\w+ ){0,2}(?:tickets|issues|jiras|bugs)|a list of|"
     r"(?:and|or|then|,) (?:fix|remove|enable|disable|implement|update|add|replace|delete|merge)\b|"
-    r"so (?:that )?(?:it|they|the \w+) (?:is|are|can|does|do)\b|to (?:include|support|cover|add)\b)",
+    r"(?:create|write|produce|deliver)s? (?:an? |the )?(?:\w+ ){0,3}(?:tests?|steps|scripts?|benchmarks?|plan)\b|"
+    r"root cause|so (?:that )?(?:it|they|the \w+)(?: is|['’]s| are| can| does| do)\b|to (?:include|support|cover|add)\b)",
     re.IGNORECASE,
 )
 _OPEN_ENDED_SUGGESTION = (
