@@ -114,6 +114,9 @@ def test_an_activity_with_no_stated_result_blocks_as_not_done(title: str, body: 
     ("Investigate container security options", "Evaluate:\n1) Capabilities\n2) Seccomp\n3) AppArmor", TASK),
     ("Investigate flaky RedisStreamDefinitionRepositoryTests", "", TASK),
     ("Agent authn research spike", "Research the flags. Write up a 1-2 page summary.", TicketType.spike),
+    # More than one short sentence mostly says enough to tell when it ends.
+    ("Investigate running Camus as a batch job", "Similar to Sqoop where we move data from RDBMS to HDFS we "
+     "should look at integrating with Camus to load data from Kafka.", TicketType.spike),
     ("Investigate skipped tests in build, enable or remove.", "We have 13 skipped tests now.", TASK),
     ("Review the export", "Acceptance criteria:\n- [ ] every column is documented", TASK),
     # Bugs have their own rubric: an "Investigate ..." bug is judged on its steps.
