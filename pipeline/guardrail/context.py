@@ -91,8 +91,7 @@ def _kind(value: str) -> str | None:
     digits = sum(c.isdigit() for c in core)
     if letters < 4:
         return None
-    worded = sum(len(m.group()) for m in _WORD.finditer(core))
-    if worded > len(core) * 0.45:
+    if _worded(core):
         return None
     changes = sum((a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper())
                   for a, b in zip(core, core[1:], strict=False) if a.isalnum() and b.isalnum())
@@ -101,6 +100,21 @@ def _kind(value: str) -> str | None:
     if digits < 2 and any(c.isupper() for c in core) and any(c.islower() for c in core) and changes >= len(core) / 4:
         return "random"
     return None
+
+
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
+
+
+def _worded(value: str) -> bool:
+    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel or
+    five consonants in a row ("Jrtpvyd", "jklmn") is not a word: random letters make such pieces."""
+    worded = 0
+    for match in _WORD.finditer(value):
+        piece = match.group().lower()
+        vowels = sum(c in "aeiouy" for c in piece)
+        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece):
+            worded += len(piece)
+    return worded > len(value) * 0.45
 
 
 def _split(run: str) -> tuple[list[str], int]:
@@ -151,11 +165,15 @@ def find_context_tokens(text: str) -> Iterator[Range]:
             words = _window_words(text, match.start()) + words
         if not (glued and _is_context(glued) or _has_context(words)):
             continue
-        # The value, or in a URL route each of its segments ("…/webhook/<hex>/<hex>").
+        # The value, or in a path each segment that a context segment or another value leads to
+        # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path.
         position = match.start() + offset
+        armed = True
         for segment in run[offset:].split("/"):
             value = segment.rstrip(".-_~+")
-            if _kind(value) is not None and not value.startswith(("0x", "0X")) \
+            if armed and _kind(value) is not None and not value.startswith(("0x", "0X")) \
                     and not _PLACEHOLDER.search(value.lower()):
                 yield position, position + len(value)
+            else:
+                armed = any(_is_context(word) for word in _words(segment)[-1:])
             position += len(segment) + 1

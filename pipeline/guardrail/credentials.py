@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.budget import MAX_NAMES, capped
 
@@ -413,6 +414,7 @@ _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*(
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
     yield from find_name_value_lines(text)
+    yield from find_context_tokens(text)
     yield from find_telegram(text)
     lowered = lower_aligned(text)
     for match in _AUTH_SCHEME.finditer(lowered):

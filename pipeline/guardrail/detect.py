@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from reqgate.pipeline.guardrail import context, credentials, entropy, pii, vendors
+from reqgate.pipeline.guardrail import credentials, entropy, pii, vendors
 
 PII_CHECK = "guardrail.pii"
 SECRET_CHECK = "guardrail.secret"
@@ -25,13 +25,6 @@ class Kind:
     outside_urls: bool = False
 
 
-def _api_tokens(text: str) -> Iterator[tuple[int, int]]:
-    """Tokens by their vendor prefix, and keys with no prefix of their own recognised by the service name
-    or credential word before them (one kind, so configurations that list "vendor_token" cover both)."""
-    yield from vendors.find_vendor_tokens(text)
-    yield from context.find_context_tokens(text)
-
-
 # In priority order: when two matches overlap, their union is redacted under the earlier kind here,
 # so a JWT given as `token=eyJ...` counts as a JWT, and an email inside a password as a password.
 KINDS: tuple[Kind, ...] = (
@@ -44,7 +37,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("slack_token", SECRET_CHECK, "Slack token", "Slack tokens", credentials.find_slack),
     Kind("google_key", SECRET_CHECK, "Google API key", "Google API keys", credentials.find_google),
     Kind("aws_key", SECRET_CHECK, "AWS credential", "AWS credentials", credentials.find_aws),
-    Kind("vendor_token", SECRET_CHECK, "API token", "API tokens", _api_tokens),
+    Kind("vendor_token", SECRET_CHECK, "API token", "API tokens", vendors.find_vendor_tokens),
     Kind("password_hash", SECRET_CHECK, "password hash", "password hashes", credentials.find_password_hashes),
     Kind("password", SECRET_CHECK, "password or secret value", "password or secret values",
          credentials.find_passwords),
