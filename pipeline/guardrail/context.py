@@ -34,6 +34,11 @@ _JOINER = re.compile(r"[-_./~+]+")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _LOOK_BACK = 48
+# Bounds on the Python work per run, so a hostile run of 100 KiB costs what a real key does: a name is
+# a few parts, a value is judged by its first characters, a path by its first segments.
+_MAX_NAME_PARTS = 8
+_PROBE = 256
+_MAX_SEGMENTS = 16
 # The context word must be one of the two words nearest the value; a reference word among the three
 # nearest vetoes it ("foreign key constraint fk1c6b…", "lastVcsRevisionKey = 1c96…").
 _NEAREST = 2
@@ -81,7 +86,7 @@ def _is_context(word: str) -> bool:
 def _kind(value: str) -> str | None:
     """"hex" for a hex run of 32+ digits or a UUID, "random" for letters and digits mixed with no words
     in them, else None."""
-    core = value.rstrip("=")
+    core = value[:_PROBE].rstrip("=")
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):
@@ -125,6 +130,8 @@ def _split(run: str) -> tuple[list[str], int]:
     names = []
     for joiner in _JOINER.finditer(run, position):
         part = run[position:joiner.start()]
+        if len(names) == _MAX_NAME_PARTS or len(part) > _LOOK_BACK:
+            break
         if not part.isalpha() or _kind(part) is not None:
             break
         names.append(part)
@@ -169,11 +176,11 @@ def find_context_tokens(text: str) -> Iterator[Range]:
         # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path.
         position = match.start() + offset
         armed = True
-        for segment in run[offset:].split("/"):
+        for segment in run[offset:].split("/", _MAX_SEGMENTS):
             value = segment.rstrip(".-_~+")
-            if armed and _kind(value) is not None and not value.startswith(("0x", "0X")) \
-                    and not _PLACEHOLDER.search(value.lower()):
+            if armed and "/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X")) \
+                    and not _PLACEHOLDER.search(value[:_PROBE].lower()):
                 yield position, position + len(value)
             else:
-                armed = any(_is_context(word) for word in _words(segment)[-1:])
+                armed = any(_is_context(word) for word in _words(segment[-_LOOK_BACK:])[-1:])
             position += len(segment) + 1

@@ -8,6 +8,7 @@ look-behind placed after the prefix, which lets the regex engine skip ahead (`gl
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.context import find_context_tokens
@@ -148,12 +149,11 @@ _PLACEHOLDER = re.compile(
     r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
-    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
-    r"change_me|redacted|censored|_here)[a-z_-]*)"
+    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
 )
 # Words that mark a value as made up for documentation or tests, wherever they stand in it.
 _PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|fake|placeholder|changeme|change_me|notareal|not_a_real|"
-                               r"not-a-real|redacted|your_|your-|xxxx")
+                               r"not-a-real|redacted|censored|_here|your_|your-|xxxx")
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
     "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
@@ -253,6 +253,20 @@ def _trim(value: str) -> str:
     return value
 
 
+# Longer values are judged by their first characters and redacted whole: many names packed into one long
+# value ("tskey-tskey-…") must not each copy and scan the rest of the text.
+_LONG_VALUE = 1024
+
+
+def _bare_value(text: str, start: int, run_end: int) -> tuple[str, int]:
+    """The value of an unquoted run (or its first `_LONG_VALUE` characters) and where it ends."""
+    if run_end - start <= _LONG_VALUE:
+        value = _trim(text[start:run_end])
+        return value, start + len(value)
+    tail_start = run_end - _PROBE
+    return text[start:start + _LONG_VALUE], tail_start + len(_trim(text[tail_start:run_end]))
+
+
 def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     """For `password: value` written in a sentence, whether `value` is a credential rather than prose."""
     if _looks_random(value):
@@ -270,13 +284,16 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     )
 
 
+# The name characters that end at a position (the longest such run, one longer than a name may be).
+_NAME_RUN = re.compile(r"[\w.-]{1,%d}\Z" % (_NAME_MAX + 1))
+
+
 def _name_before(text: str, end: int) -> tuple[str, int] | None:
     """The identifier ending at `end` ("DB_PASSWORD", "spring.datasource.password") and its start."""
-    start = end
-    while start > 0 and end - start <= _NAME_MAX and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
-        start -= 1
-    if end - start > _NAME_MAX:
+    run = _NAME_RUN.search(text, max(0, end - _NAME_MAX - 1), end)
+    if run is None or run.end() - run.start() > _NAME_MAX:
         return None
+    start = run.start()
     # "--password=x" is a command-line flag: the name starts after the dashes.
     while start < end and text[start] in ".-":
         start += 1
@@ -303,13 +320,16 @@ class _RunEnds:
         return self._end
 
 
+_SYMBOLS = frozenset(string.punctuation + " \t•")
+
+
 def _is_placeholder(value: str) -> bool:
     value = value[:_PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
-    if len({c for c in value.lower() if c.isalnum()}) <= 1:
+    if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
     return "[REDACTED:" in value or "[REMOVED:" in value
 
@@ -330,13 +350,14 @@ def find_named_values(text: str) -> Iterator[Range]:
         quoted_match = _QUOTED.match(text, value_start)
         if quoted_match is not None:
             group = quoted_match.lastgroup or "v1"
-            value, start = quoted_match.group(group), quoted_match.start(group)
+            start, end = quoted_match.span(group)
+            value = text[start:min(end, start + _LONG_VALUE)]
         elif gap.group("close") == ">" and (element := _ELEMENT_TEXT.match(text, value_start)) is not None:
             start, value = value_start, element.group().rstrip()  # <password>Tr0ub4dor&3</password>
+            end = start + len(value)
         else:
             start = value_start
-            value = _trim(text[start:bare.match(start)])
-        end = start + len(value)
+            value, end = _bare_value(text, start, bare.match(start))
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "("))
         if not value or loose and len(value) < 8 or _is_placeholder(value):
@@ -363,8 +384,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             word = text[ending.start():ending.end()]
             if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
                     and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
-                covered = start + len(value)
-                yield start, start + len(value)
+                covered = end
+                yield start, end
             continue
         if "\n" in separator or spaced_only or separator.strip() in (",", "("):
             if _CODE_REFERENCE.search(value):
@@ -403,6 +424,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
 _AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_DIGIT = re.compile(r"\d")
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
@@ -420,9 +442,8 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
         value = match.group(1)
-        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and any(
-            c.isdigit() for c in value
-        ) and not _is_placeholder(text[match.start(1):match.end(1)]):
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and _DIGIT.search(value) \
+                and not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in _AUTH_HEADER.finditer(lowered):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
@@ -465,8 +486,8 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
         name, value = match.group(1), match.group(2)
         if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
             continue
-        letters = sum(c.isalpha() for c in value)
-        digits = sum(c.isdigit() for c in value)
+        letters = sum(c.isalpha() for c in value[:_PROBE])
+        digits = sum(c.isdigit() for c in value[:_PROBE])
         if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
                 and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
             yield match.span(2)
