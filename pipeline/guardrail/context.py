@@ -62,6 +62,7 @@ _REFERENCE_WORDS = frozenset({
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
 _PLACEHOLDER = re.compile(r"example|sample|dummy|fake|placeholder|changeme|redacted|your|xxxx|test|0000000")
 
@@ -90,19 +91,16 @@ def _kind(value: str) -> str | None:
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):
-        digits = sum(c != "-" for c in core)
-        return "hex" if digits >= 32 or _UUID.fullmatch(core) else None
-    letters = sum(c.isalpha() for c in core)
-    digits = sum(c.isdigit() for c in core)
-    if letters < 4:
+        return "hex" if len(core) - core.count("-") >= 32 or _UUID.fullmatch(core) else None
+    letters = sum(map(str.isalpha, core))
+    digits = sum(map(str.isdigit, core))
+    if letters < 4 or _worded(core):
         return None
-    if _worded(core):
-        return None
-    changes = sum((a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper())
-                  for a, b in zip(core, core[1:], strict=False) if a.isalnum() and b.isalnum())
+    # Changes of class (digit, capital, small letter) between neighbours, counted by the regex engine.
+    changes = len(_CLASS_CHANGE.findall(core))
     if digits >= 2 and changes >= len(core) * 0.2:
         return "random"
-    if digits < 2 and any(c.isupper() for c in core) and any(c.islower() for c in core) and changes >= len(core) / 4:
+    if digits < 2 and not core.isupper() and not core.islower() and changes >= len(core) / 4:
         return "random"
     return None
 
@@ -147,8 +145,8 @@ def _window_words(text: str, start: int) -> list[str]:
     if first_break >= 0:
         second_break = window.rfind("\n", 0, first_break)
         window = window[second_break + 1:]
-    # Pieces with digits are values ("b5c8baebfff5"), not words, unless a service is named so ("auth0").
-    pieces = [p for p in _WORDS.findall(window) if p.isalpha() or p.lower() in VENDOR_NAMES]
+    # Pieces with digits are values ("b5c8baebfff5"), not words, unless named so ("auth0", "webhookb2").
+    pieces = [p for p in _WORDS.findall(window) if p.isalpha() or _is_context(p.lower())]
     words = []
     for piece in pieces[-_WINDOW_WORDS:]:
         words.extend(_words(piece))
@@ -162,25 +160,41 @@ def _has_context(words: list[str]) -> bool:
     return any(_is_context(word) for word in words[-_NEAREST:])
 
 
+def _is_value(value: str) -> bool:
+    return ("/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X"))
+            and not _PLACEHOLDER.search(value[:_PROBE].lower()))
+
+
+def _run_has_context(text: str, start: int, names: list[str]) -> bool:
+    words = [w for name in names for w in _words(name)]
+    glued = "".join(names[-1:]).lower()
+    if glued and _is_context(glued):
+        return True
+    if len(words) < _WINDOW_WORDS:
+        words = _window_words(text, start) + words
+    return _has_context(words)
+
+
 def find_context_tokens(text: str) -> Iterator[Range]:
     for match in capped(_RUN.finditer(text)):
         run = match.group()
         names, offset = _split(run)
-        words = [w for name in names for w in _words(name)]
-        glued = "".join(names[-1:]).lower()
-        if not (glued and _is_context(glued)) and len(words) < _WINDOW_WORDS:
-            words = _window_words(text, match.start()) + words
-        if not (glued and _is_context(glued) or _has_context(words)):
-            continue
         # The value, or in a path each segment that a context segment or another value leads to
-        # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path.
+        # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path. Values are
+        # looked for first: most runs hold none, and then the words around them are never read.
+        values = []
         position = match.start() + offset
-        armed = True
+        led_by = "run"  # what leads to the next segment: the run's context, a context segment, or nothing
         for segment in run[offset:].split("/", _MAX_SEGMENTS):
             value = segment.rstrip(".-_~+")
-            if armed and "/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X")) \
-                    and not _PLACEHOLDER.search(value[:_PROBE].lower()):
-                yield position, position + len(value)
+            if led_by and _is_value(value):
+                values.append((position, position + len(value), led_by == "run"))
             else:
-                armed = any(_is_context(word) for word in _words(segment[-_LOOK_BACK:])[-1:])
+                led_by = "segment" if any(_is_context(w) for w in _words(segment[-_LOOK_BACK:])[-1:]) else ""
             position += len(segment) + 1
+        if not values:
+            continue
+        run_context = any(needs_run for *_, needs_run in values) and _run_has_context(text, match.start(), names)
+        for start, end, needs_run in values:
+            if run_context or not needs_run:
+                yield start, end
