@@ -130,7 +130,8 @@ def _split(run: str) -> tuple[list[str], int]:
         part = run[position:joiner.start()]
         if len(names) == _MAX_NAME_PARTS or len(part) > _LOOK_BACK:
             break
-        if not part.isalpha() or _kind(part) is not None:
+        # A name may hold digits when a credential word ends it ("collect2TOKEN", "scrapingant123TOKEN").
+        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or _kind(part) is not None:
             break
         names.append(part)
         position = joiner.end()

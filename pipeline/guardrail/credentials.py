@@ -404,8 +404,11 @@ def find_named_values(text: str) -> Iterator[Range]:
                     or value.isdigit() and len(value) >= 16):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
-            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config.
-            if not _prose_value_ok(text, name_start, value, end):
+            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config,
+            # and so is a spaced `$password = value;` ended by ";" (a statement), unless it reads a variable.
+            statement = separator.strip() == "=" and text.startswith(";", end) and not (
+                _CODE_REFERENCE.search(value) or "." in value or value[:1].isupper() and value.isalpha())
+            if not statement and not _prose_value_ok(text, name_start, value, end):
                 continue
         elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
             continue
@@ -433,8 +436,15 @@ _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?[^\s
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
+# A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
+_NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
+
+
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
+    for match in _NETRC.finditer(text):
+        if not _is_placeholder(match.group(1)):
+            yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)

@@ -57,7 +57,7 @@ satismeter saucelabs scaleway scalr scrapeowl scraperapi scraperbox scrapestack 
 scrapingbee screenshotapi screenshotlayer securitytrails segment selectpdf sendbird sendgrid sendinblue
 sentry serphouse serpstack sheety sherpadesk shipday shodan shopify shotstack shutterstock signable
 signalwire signaturit signupgenius sigopt simfin simplesat simplynoted simvoly sinch sirv siteleaf skrappio
-skybiometry smartsheets smartystreets smooch snipcart snyk sonarcloud sonarqube sparkpost speechtextai splunk
+skybiometry smartsheets smartystreets smooch snipcart snyk sonar sonarcloud sonarqube sparkpost speechtextai splunk
 spoonacular sportsmonk squareup squarespace sslmate statuscake statuspage statuspal stitchdata stockdata
 storecove stormboard stormglass storyblok storychief stripe stytch sugester sumologic supabase supernotes
 surveyanyplace surveybot surveysparrow survicate swiftype tailscale tallyfy tatumio taxjar teamgate

@@ -276,6 +276,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Harness PAT", "pat.", ANY, 60, 100),
     Format("Artifactory token", "cmVmdGtu", B64, 56, 128),
     Format("Azure Function key", "AzFu", B64, 40, 100),
+    Format("Zoho OAuth token", "1000.", ANY, 65, 65),
 )
 
 _BY_PREFIX: dict[str, list[Format]] = {}
@@ -283,7 +284,7 @@ for _format in FORMATS:
     _BY_PREFIX.setdefault(_format.prefix, []).append(_format)
 _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
-_WEAK_PREFIXES = frozenset({"na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
+_WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
                             "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
