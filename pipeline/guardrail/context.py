@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from reqgate.pipeline.guardrail.budget import capped
+from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, capped
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
@@ -177,6 +177,7 @@ def _run_has_context(text: str, start: int, names: list[str]) -> bool:
 
 
 def find_context_tokens(text: str) -> Iterator[Range]:
+    reads = 0
     for match in capped(_RUN.finditer(text)):
         run = match.group()
         names, offset = _split(run)
@@ -195,7 +196,12 @@ def find_context_tokens(text: str) -> Iterator[Range]:
             position += len(segment) + 1
         if not values:
             continue
-        run_context = any(needs_run for *_, needs_run in values) and _run_has_context(text, match.start(), names)
+        run_context = False
+        if any(needs_run for *_, needs_run in values):
+            if reads == MAX_CONTEXT_READS:
+                break
+            reads += 1
+            run_context = _run_has_context(text, match.start(), names)
         for start, end, needs_run in values:
             if run_context or not needs_run:
                 yield start, end
