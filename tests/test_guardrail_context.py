@@ -52,6 +52,7 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     f"Cannot move pack to /home/ci/atlassian-bamboo-2.7.3/repository/.git/objects/pack/pack-{HEX40}.pack",
     'ERROR: insert violates foreign key constraint "fk1c6b30e1581fb731"',
     f"lastVcsRevisionKey = {HEX40}",
+    f"partitioned by sortKey-{HEX40}",
     f"Image digest sha256:{HEX40}{HEX40[:24]} pushed to the registry.",
     f"Mesos task datadog-monitor.{UUID} was lost.",
     "The secret rotation job ran at 2024-05-01T10:20:30Z for build 1.2.3-SNAPSHOT.",

@@ -9,11 +9,13 @@ and it is a key only when
 
 - its value part is machine-made (hex of 32 or more digits, a UUID, or letters and digits mixed with
   no words in them), and
-- a service name or credential word stands in the run before the value or among the last few words
-  before the run, with no digest or reference word ("commit", "sha", "build", "id", …) in between.
+- a service name or credential word is one of the two words nearest the value (glued to it in the run,
+  or just before the run), and no digest or reference word ("commit", "sha", "build", "id", …) is one
+  of the three nearest. In a path, a segment counts only when a context segment or another value leads
+  to it, so a webhook URL's ids go and a file name deep in a repository path stays.
 
-Finding is linear: runs come from one pattern, the look-back window is bounded, and the number of runs
-read per text is capped like every other finder's candidates.
+Finding is linear: runs come from one pattern, the look-back window is bounded, each run is judged by
+its first characters, and the runs and context reads per text are capped like other finders' candidates.
 """
 
 from __future__ import annotations
@@ -154,26 +156,21 @@ def _window_words(text: str, start: int) -> list[str]:
     return words
 
 
-def _has_context(words: list[str]) -> bool:
-    """A service name or credential word among the nearest words, and no reference word beside it."""
-    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
-        return False
-    return any(_is_context(word) for word in words[-_NEAREST:])
-
-
 def _is_value(value: str) -> bool:
     return ("/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X"))
             and not _PLACEHOLDER.search(value[:_PROBE].lower()))
 
 
 def _run_has_context(text: str, start: int, names: list[str]) -> bool:
+    """Whether the name parts glued before the value ("fileioSECRETKEY") or the words before the run
+    make it a key, and no reference word ("lastVcsRevisionKey", "sortKey") makes it a digest or an id."""
     words = [w for name in names for w in _words(name)]
-    glued = "".join(names[-1:]).lower()
-    if glued and _is_context(glued):
-        return True
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
-    return _has_context(words)
+    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
+        return False
+    glued = names[-1].lower() if names else ""
+    return bool(glued) and _is_context(glued) or any(_is_context(word) for word in words[-_NEAREST:])
 
 
 def find_context_tokens(text: str) -> Iterator[Range]:
