@@ -177,6 +177,8 @@ def find_context_tokens(text: str) -> Iterator[Range]:
     reads = 0
     for match in capped(_RUN.finditer(text)):
         run = match.group()
+        if sum(map(str.isalnum, run)) < _MIN_VALUE:
+            continue  # joiners only pad it ("KEY----------BEGIN")
         names, offset = _split(run)
         # The value, or in a path each segment that a context segment or another value leads to
         # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path. Values are
