@@ -16,6 +16,8 @@ MAX_CANDIDATES = 1500
 MAX_NAMES = 600
 # Candidates a glued token is looked for inside one run of token characters.
 MAX_INNER_STARTS = 48
+# Token-shaped values whose preceding words are read for a service name or credential word, per text.
+MAX_CONTEXT_READS = 400
 # Phone candidates parsed by `phonenumbers` per text (the rest are judged by their shape alone).
 MAX_PHONE_PARSES = 48
 

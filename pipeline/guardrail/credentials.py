@@ -8,8 +8,10 @@ look-behind placed after the prefix, which lets the regex engine skip ahead (`gl
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterator
 
+from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.budget import MAX_NAMES, capped
 
@@ -147,12 +149,11 @@ _PLACEHOLDER = re.compile(
     r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
-    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:[a-z_-]*(?:example|sample|dummy|placeholder|changeme|"
-    r"change_me|redacted|censored|_here)[a-z_-]*)"
+    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
 )
 # Words that mark a value as made up for documentation or tests, wherever they stand in it.
 _PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|fake|placeholder|changeme|change_me|notareal|not_a_real|"
-                               r"not-a-real|redacted|your_|your-|xxxx")
+                               r"not-a-real|redacted|censored|_here|your_|your-|xxxx")
 _NOT_SECRET_WORDS = frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
     "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
@@ -201,8 +202,8 @@ def _mixed_random(value: str) -> bool:
     """Machine-made shape: long, with letters and digits; not words with a number ("user_42_profile"),
     a path or a date ("SK#2024-05-01")."""
     value = value[:_PROBE]
-    letters = sum(c.isalpha() for c in value)
-    digits = sum(c.isdigit() for c in value)
+    letters = sum(map(str.isalpha, value))
+    digits = sum(map(str.isdigit, value))
     return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
             and not _DATE_LIKE.search(value) and not _snake_identifier(value))
 
@@ -252,6 +253,20 @@ def _trim(value: str) -> str:
     return value
 
 
+# Longer values are judged by their first characters and redacted whole: many names packed into one long
+# value ("tskey-tskey-…") must not each copy and scan the rest of the text.
+_LONG_VALUE = 1024
+
+
+def _bare_value(text: str, start: int, run_end: int) -> tuple[str, int]:
+    """The value of an unquoted run (or its first `_LONG_VALUE` characters) and where it ends."""
+    if run_end - start <= _LONG_VALUE:
+        value = _trim(text[start:run_end])
+        return value, start + len(value)
+    tail_start = run_end - _PROBE
+    return text[start:start + _LONG_VALUE], tail_start + len(_trim(text[tail_start:run_end]))
+
+
 def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     """For `password: value` written in a sentence, whether `value` is a credential rather than prose."""
     if _looks_random(value):
@@ -269,13 +284,17 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     )
 
 
+# The name characters before a position, read backwards.
+_NAME_RUN = re.compile(r"[\w.-]+")
+
+
 def _name_before(text: str, end: int) -> tuple[str, int] | None:
     """The identifier ending at `end` ("DB_PASSWORD", "spring.datasource.password") and its start."""
-    start = end
-    while start > 0 and end - start <= _NAME_MAX and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
-        start -= 1
-    if end - start > _NAME_MAX:
+    # Matched forwards on the reversed window: one anchored match instead of a search from every start.
+    run = _NAME_RUN.match(text[max(0, end - _NAME_MAX - 1):end][::-1])
+    if run is None or run.end() > _NAME_MAX:
         return None
+    start = end - run.end()
     # "--password=x" is a command-line flag: the name starts after the dashes.
     while start < end and text[start] in ".-":
         start += 1
@@ -302,13 +321,16 @@ class _RunEnds:
         return self._end
 
 
+_SYMBOLS = frozenset(string.punctuation + " \t•")
+
+
 def _is_placeholder(value: str) -> bool:
     value = value[:_PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
-    if len({c for c in value.lower() if c.isalnum()}) <= 1:
+    if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
     return "[REDACTED:" in value or "[REMOVED:" in value
 
@@ -329,13 +351,14 @@ def find_named_values(text: str) -> Iterator[Range]:
         quoted_match = _QUOTED.match(text, value_start)
         if quoted_match is not None:
             group = quoted_match.lastgroup or "v1"
-            value, start = quoted_match.group(group), quoted_match.start(group)
+            start, end = quoted_match.span(group)
+            value = text[start:min(end, start + _LONG_VALUE)]
         elif gap.group("close") == ">" and (element := _ELEMENT_TEXT.match(text, value_start)) is not None:
             start, value = value_start, element.group().rstrip()  # <password>Tr0ub4dor&3</password>
+            end = start + len(value)
         else:
             start = value_start
-            value = _trim(text[start:bare.match(start)])
-        end = start + len(value)
+            value, end = _bare_value(text, start, bare.match(start))
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "("))
         if not value or loose and len(value) < 8 or _is_placeholder(value):
@@ -362,8 +385,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             word = text[ending.start():ending.end()]
             if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
                     and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
-                covered = start + len(value)
-                yield start, start + len(value)
+                covered = end
+                yield start, end
             continue
         if "\n" in separator or spaced_only or separator.strip() in (",", "("):
             if _CODE_REFERENCE.search(value):
@@ -382,8 +405,11 @@ def find_named_values(text: str) -> Iterator[Range]:
                     or value.isdigit() and len(value) >= 16):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
-            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config.
-            if not _prose_value_ok(text, name_start, value, end):
+            # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config,
+            # and so is a spaced `$password = value;` ended by ";" (a statement), unless it reads a variable.
+            statement = separator.strip() == "=" and text.startswith(";", end) and not (
+                _CODE_REFERENCE.search(value) or "." in value or value[:1].isupper() and value.isalpha())
+            if not statement and not _prose_value_ok(text, name_start, value, end):
                 continue
         elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
             continue
@@ -402,6 +428,7 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
 _AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
+_DIGIT = re.compile(r"\d")
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
@@ -410,17 +437,24 @@ _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?[^\s
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
+# A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
+_NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
+
+
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
+    for match in _NETRC.finditer(text):
+        if not _is_placeholder(match.group(1)):
+            yield match.span(1)
     yield from find_name_value_lines(text)
+    yield from find_context_tokens(text)
     yield from find_telegram(text)
     lowered = lower_aligned(text)
     for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
         value = match.group(1)
-        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and any(
-            c.isdigit() for c in value
-        ) and not _is_placeholder(text[match.start(1):match.end(1)]):
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and _DIGIT.search(value) \
+                and not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in _AUTH_HEADER.finditer(lowered):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
@@ -463,8 +497,8 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
         name, value = match.group(1), match.group(2)
         if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
             continue
-        letters = sum(c.isalpha() for c in value)
-        digits = sum(c.isdigit() for c in value)
+        letters = sum(c.isalpha() for c in value[:_PROBE])
+        digits = sum(c.isdigit() for c in value[:_PROBE])
         if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
                 and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
             yield match.span(2)

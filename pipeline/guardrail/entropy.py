@@ -20,6 +20,7 @@ Range = tuple[int, int]
 
 # Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
 _MIN_LENGTH = 20
+_PROBE = 256
 # Only runs long enough to be a token are candidates, so words never count against the budget.
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]{%d,}+=*+" % (_MIN_LENGTH - 1))
 _HEX = re.compile(r"(?:0x)?[0-9a-f-]+|(?:0x)?[0-9A-F-]+")
@@ -50,7 +51,8 @@ def _random_part(part: str) -> bool:
 
 def looks_random(token: str) -> bool:
     """Whether `token` (no joiners at its ends) has the shape of a machine-made secret."""
-    core = token.rstrip("=")
+    # Judged by its first characters (it is redacted whole): a hostile run of 100 KiB costs what a key does.
+    core = token.rstrip("=")[:_PROBE]
     if len(core) < _MIN_LENGTH or _HEX.fullmatch(core):
         return False
     digits = sum(c.isdigit() for c in core)

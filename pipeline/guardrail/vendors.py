@@ -276,6 +276,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Harness PAT", "pat.", ANY, 60, 100),
     Format("Artifactory token", "cmVmdGtu", B64, 56, 128),
     Format("Azure Function key", "AzFu", B64, 40, 100),
+    Format("Zoho OAuth token", "1000.", ANY, 65, 65),
 )
 
 _BY_PREFIX: dict[str, list[Format]] = {}
@@ -283,13 +284,16 @@ for _format in FORMATS:
     _BY_PREFIX.setdefault(_format.prefix, []).append(_format)
 _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
-_WEAK_PREFIXES = frozenset({"na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
+_WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
                             "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
 _DISTINCT = {p: f for p, f in _BY_PREFIX.items() if len(p) >= 5 and p not in _WEAK_PREFIXES}
 _DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
+# Short prefixes whose whole token has a fixed structure: that structure, not the prefix, makes them
+# distinctive enough to look for glued inside a run ("somSG.<22>.<43>" in a staged file).
+_STRUCTURED = {"SG.": re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}")}
 # Where a glued token may start inside a run: after "_" or ".", a letter after a digit, a capital after a small letter.
 _INNER_START = re.compile(r"[_.0-9][A-Za-z]|[a-z][A-Z]")
 
@@ -362,6 +366,12 @@ def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: l
     return 0
 
 
+def _structured_at(value: str, start: int) -> int:
+    pattern = _STRUCTURED.get(value[start:start + 3])
+    found = pattern.match(value, start) if pattern else None
+    return found.end() if found else 0
+
+
 def find_vendor_tokens(text: str) -> Iterator[Range]:
     for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
@@ -371,7 +381,8 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
             continue
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
         for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
-            end = _token_at(value, inner.start() + 1, _DISTINCT, _DISTINCT_LENGTHS)
+            position = inner.start() + 1
+            end = _token_at(value, position, _DISTINCT, _DISTINCT_LENGTHS) or _structured_at(value, position)
             if end:
                 yield run.start() + inner.start() + 1, run.start() + end
                 break

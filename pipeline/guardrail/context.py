@@ -1,0 +1,206 @@
+"""Keys without a prefix, given away by the word before them: a service's name or a credential word
+("cloudsmith 9f2c…", "wandb: 4a1b…", "toggl-KEY-…", "paydirtapp ACCESS code 123e…", "codakey-<uuid>").
+
+Most providers' keys are bare hex, a UUID or base62 with nothing of their own to recognise them by, and
+the same shapes fill tickets as commit hashes, digests and ids. What tells them apart is the word just
+before: a key follows the service's name or a credential word within a short window; a commit follows
+"commit", "sha", "revision", a path or a URL route. So a candidate is a long run of token characters,
+and it is a key only when
+
+- its value part is machine-made (hex of 32 or more digits, a UUID, or letters and digits mixed with
+  no words in them), and
+- a service name or credential word is one of the two words nearest the value (glued to it in the run,
+  or just before the run), and no digest or reference word ("commit", "sha", "build", "id", …) is one
+  of the three nearest. In a path, a segment counts only when a context segment or another value leads
+  to it, so a webhook URL's ids go and a file name deep in a repository path stays.
+
+Finding is linear: runs come from one pattern, the look-back window is bounded, each run is judged by
+its first characters, and the runs and context reads per text are capped like other finders' candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, capped
+from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
+
+Range = tuple[int, int]
+
+_MIN_VALUE = 16
+# A run of token characters at least `_MIN_VALUE` long; the look-behind after the first character lets
+# the engine skip ahead, and the run never starts inside another.
+_RUN = re.compile(r"[A-Za-z0-9_+/.~-](?<![A-Za-z0-9_+/.~-].)[A-Za-z0-9_+/.~-]{%d,}+=*+" % (_MIN_VALUE - 1))
+_JOINER = re.compile(r"[-_./~+]+")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LOOK_BACK = 48
+# Bounds on the Python work per run, so a hostile run of 100 KiB costs what a real key does: a name is
+# a few parts, a value is judged by its first characters, a path by its first segments.
+_MAX_NAME_PARTS = 8
+_PROBE = 256
+_MAX_SEGMENTS = 16
+# The context word must be one of the two words nearest the value; a reference word among the three
+# nearest vetoes it ("foreign key constraint fk1c6b…", "lastVcsRevisionKey = 1c96…").
+_NEAREST = 2
+_WINDOW_WORDS = 3
+
+# Credential words, also glued into a name ("bloggerSECRETkey", "codakey", "fileioSECRETKEY"); a
+# webhook URL's path is its credential ("…/webhook/<id>@<tenant>/IncomingWebhook/<hex>/<uuid>").
+_CREDENTIAL_WORDS = ("password", "passwd", "secret", "token", "apikey", "key", "private", "access", "auth",
+                     "credential", "pwd", "pass", "webhook", "webhooks", "webhookb2")
+# Words that announce a digest, a reference or an id: after them a hex run is not a key.
+_REFERENCE_WORDS = frozenset({
+    "commit", "commits", "sha", "sha1", "sha256", "sha512", "md5", "hash", "hashes", "digest", "checksum", "rev",
+    "revision", "revisions", "build", "builds", "version", "id", "ids", "uuid", "guid", "changeset", "ref", "refs",
+    "tag", "branch", "image", "container", "node", "task", "job", "run", "trace", "span", "request", "session",
+    "object", "etag", "oid", "parent", "tree", "blob", "head", "merge", "merged", "cherry", "pick", "picked",
+    "revert", "reverted", "fix", "fixed", "pull", "issue", "issues", "partition", "cache", "sort", "row",
+    "index", "primary", "foreign", "lookup", "routing", "idempotency", "hotkey", "shortcut", "public",
+    "publishable", "fingerprint", "thumbprint", "correlation", "transaction", "txn", "message", "msg", "event",
+    "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
+})
+_HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
+_DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
+_PLACEHOLDER = re.compile(r"example|sample|dummy|fake|placeholder|changeme|redacted|your|xxxx|test|0000000")
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(_CAMEL.sub(" ", name))]
+
+
+# Everyday words that end in a credential word.
+_ORDINARY = frozenset({"monkey", "turkey", "hockey", "jockey", "whiskey", "donkey", "bypass", "compass", "surpass",
+                       "trespass", "overpass", "underpass", "hotkey", "passkey"})
+
+
+def _is_context(word: str) -> bool:
+    """A service name, a credential word, or a name glued onto a credential word ("bloggersecretkey",
+    "codakey", "fileiosecretkey")."""
+    if word in VENDOR_NAMES or word in _CREDENTIAL_WORDS:
+        return True
+    return len(word) <= 40 and word.endswith(_CREDENTIAL_WORDS) and word not in _ORDINARY
+
+
+def _kind(value: str) -> str | None:
+    """"hex" for a hex run of 32+ digits or a UUID, "random" for letters and digits mixed with no words
+    in them, else None."""
+    core = value[:_PROBE].rstrip("=")
+    if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
+        return None
+    if _HEX_RUN.fullmatch(core):
+        return "hex" if len(core) - core.count("-") >= 32 or _UUID.fullmatch(core) else None
+    letters = sum(map(str.isalpha, core))
+    digits = sum(map(str.isdigit, core))
+    if letters < 4 or _worded(core):
+        return None
+    # Changes of class (digit, capital, small letter) between neighbours, counted by the regex engine.
+    changes = len(_CLASS_CHANGE.findall(core))
+    if digits >= 2 and changes >= len(core) * 0.2:
+        return "random"
+    if digits < 2 and not core.isupper() and not core.islower() and changes >= len(core) / 4:
+        return "random"
+    return None
+
+
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
+
+
+def _worded(value: str) -> bool:
+    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel or
+    five consonants in a row ("Jrtpvyd", "jklmn") is not a word: random letters make such pieces."""
+    worded = 0
+    for match in _WORD.finditer(value):
+        piece = match.group().lower()
+        vowels = sum(c in "aeiouy" for c in piece)
+        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece):
+            worded += len(piece)
+    return worded > len(value) * 0.45
+
+
+def _split(run: str) -> tuple[list[str], int]:
+    """The name parts at the start of a run ("toggl", "KEY" in "toggl-KEY-abcd…"; the host and route of
+    a URL) and where the value starts. A part is a name while it holds no digit and does not look
+    random itself."""
+    position = len(run) - len(run.lstrip("-_./~+"))
+    names = []
+    for joiner in _JOINER.finditer(run, position):
+        part = run[position:joiner.start()]
+        if len(names) == _MAX_NAME_PARTS or len(part) > _LOOK_BACK:
+            break
+        # A name may hold digits when a credential word ends it ("collect2TOKEN", "scrapingant123TOKEN").
+        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or _kind(part) is not None:
+            break
+        names.append(part)
+        position = joiner.end()
+    return names, position
+
+
+def _window_words(text: str, start: int) -> list[str]:
+    """The last few words before `start`, on its line or the line before (a YAML or header value)."""
+    floor = max(0, start - _LOOK_BACK)
+    window = text[floor:start]
+    first_break = window.rfind("\n")
+    if first_break >= 0:
+        second_break = window.rfind("\n", 0, first_break)
+        window = window[second_break + 1:]
+    # Pieces with digits are values ("b5c8baebfff5"), not words, unless named so ("auth0", "webhookb2").
+    pieces = [p for p in _WORDS.findall(window) if p.isalpha() or _is_context(p.lower())]
+    words = []
+    for piece in pieces[-_WINDOW_WORDS:]:
+        words.extend(_words(piece))
+    return words
+
+
+def _is_value(value: str) -> bool:
+    return ("/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X"))
+            and not _PLACEHOLDER.search(value[:_PROBE].lower()))
+
+
+def _run_has_context(text: str, start: int, names: list[str]) -> bool:
+    """Whether the name parts glued before the value ("fileioSECRETKEY") or the words before the run
+    make it a key, and no reference word ("lastVcsRevisionKey", "sortKey") makes it a digest or an id."""
+    words = [w for name in names for w in _words(name)]
+    if len(words) < _WINDOW_WORDS:
+        words = _window_words(text, start) + words
+    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
+        return False
+    glued = names[-1].lower() if names else ""
+    return bool(glued) and _is_context(glued) or any(_is_context(word) for word in words[-_NEAREST:])
+
+
+def find_context_tokens(text: str) -> Iterator[Range]:
+    reads = 0
+    for match in capped(_RUN.finditer(text)):
+        run = match.group()
+        if sum(map(str.isalnum, run)) < _MIN_VALUE:
+            continue  # joiners only pad it ("KEY----------BEGIN")
+        names, offset = _split(run)
+        # The value, or in a path each segment that a context segment or another value leads to
+        # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path. Values are
+        # looked for first: most runs hold none, and then the words around them are never read.
+        values = []
+        position = match.start() + offset
+        led_by = "run"  # what leads to the next segment: the run's context, a context segment, or nothing
+        for segment in run[offset:].split("/", _MAX_SEGMENTS):
+            value = segment.rstrip(".-_~+")
+            if led_by and _is_value(value):
+                values.append((position, position + len(value), led_by == "run"))
+            else:
+                led_by = "segment" if any(_is_context(w) for w in _words(segment[-_LOOK_BACK:])[-1:]) else ""
+            position += len(segment) + 1
+        if not values:
+            continue
+        run_context = False
+        if any(needs_run for *_, needs_run in values):
+            if reads == MAX_CONTEXT_READS:
+                break
+            reads += 1
+            run_context = _run_has_context(text, match.start(), names)
+        for start, end, needs_run in values:
+            if run_context or not needs_run:
+                yield start, end

@@ -1,0 +1,62 @@
+"""Keys with no prefix of their own are redacted when a service name or credential word stands just before
+them; the same shapes after a reference word (commit, sha, revision, foreign key), in a path or as a
+file name stay, as real tickets are full of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from reqgate.pipeline.config_loader import load_default_config
+from reqgate.pipeline.guardrail import screen
+from reqgate.pipeline.schemas import RequirementPacket
+
+CONFIG = load_default_config()
+HEX40 = "9f2c4e1a7b3d5f60718293a4b5c6d7e8f9012a3b"
+UUID = "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b"
+MIXED = "q7Rt2ZpX9mKc4VwL8nBd3HsY"
+
+
+def sent(body: str) -> str:
+    report = screen(RequirementPacket(title="Configure the integration", body=body), CONFIG)
+    return report.redacted.body
+
+
+@pytest.mark.parametrize(("body", "secret"), [
+    (f"Our wandb key is broken, the CI uses wandb {HEX40} for uploads.", HEX40),
+    (f"Set the coveralls token:\n{HEX40}", HEX40),
+    (f"statuscake: {UUID}", UUID),
+    (f"Paste MAILGUN_SECRET-{MIXED} into the settings page.", MIXED),
+    (f"The integration reads ACCESS code {UUID} from the vault.", UUID),
+    (f"restpack_key = '{MIXED}'", MIXED),
+    ("algolia api key: KqXvTzRbWmJpNcYdLsHf", "KqXvTzRbWmJpNcYdLsHf"),  # letters only, no words in it
+    (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
+     f"{HEX40[:32]}/{UUID}", UUID),
+    (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
+])
+def test_key_named_by_its_service_or_a_credential_word_is_redacted(body, secret):
+    out = sent(body)
+    assert secret not in out and "[REDACTED:" in out
+    assert HEX40[8:16] not in out  # no piece of any key in the text either
+
+
+def test_sendgrid_key_glued_to_a_word_is_redacted():
+    key = "SG.APhb3zgjtx3hajdas1TjBB.H7Sgbba3afgKSDyB442aDK0kpGO3SD332313-L5528K"
+    assert key[3:30] not in sent(f"left in staging: som{key}where")
+
+
+@pytest.mark.parametrize("body", [
+    f"Fixed in commit {HEX40} on the release branch.",
+    f"The cloudsmith upload broke after commit {HEX40}.",
+    f"wandb build {HEX40} failed",
+    f"See https://github.com/acme/shop/commit/{HEX40} and https://github.com/acme/shop/blob/{HEX40}/pom.xml",
+    f"Cannot move pack to /home/ci/atlassian-bamboo-2.7.3/repository/.git/objects/pack/pack-{HEX40}.pack",
+    'ERROR: insert violates foreign key constraint "fk1c6b30e1581fb731"',
+    f"lastVcsRevisionKey = {HEX40}",
+    f"partitioned by sortKey-{HEX40}",
+    f"Image digest sha256:{HEX40}{HEX40[:24]} pushed to the registry.",
+    f"Mesos task datadog-monitor.{UUID} was lost.",
+    "The secret rotation job ran at 2024-05-01T10:20:30Z for build 1.2.3-SNAPSHOT.",
+    "Use the access token from ${SECRET_TOKEN} or {{secret}}; never changeme or EXAMPLE values.",
+])
+def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
+    assert sent(body) == body
