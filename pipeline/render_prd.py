@@ -13,6 +13,7 @@ import re
 
 from pydantic import BaseModel
 
+from reqgate.pipeline.comment_safety import safe_inline
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
@@ -48,11 +49,6 @@ def verdict_line(decision: GateDecision) -> str:
 def _comparable(text: str) -> str:
     """Case, whitespace and markdown emphasis do not count when looking for a required item."""
     return " ".join(_MARKDOWN_PUNCTUATION.sub(" ", text).casefold().split()).rstrip(" .;:!?")
-
-
-def _inline(text: str) -> str:
-    """Ticket-derived text on one line, unable to open an HTML comment or close the frame's tags."""
-    return _FRAME_TAGS.sub("", " ".join(text.replace("<!--", "").split()))
 
 
 def clean_markdown(markdown: str) -> str:
@@ -98,11 +94,11 @@ def _provenance(item: EvidencedItem) -> str:
         return "_(inferred)_"
     if " ".join(item.evidence.split()).casefold() == " ".join(item.text.split()).casefold():
         return "_(your words)_"
-    return f'_(from: "{_inline(item.evidence)}")_'
+    return f'_(from: "{safe_inline(item.evidence)}")_'
 
 
 def _bullets(items: list[EvidencedItem], empty: str) -> list[str]:
-    return [f"- {_inline(item.text)} {_provenance(item)}" for item in items] or [f"- {empty}"]
+    return [f"- {safe_inline(item.text)} {_provenance(item)}" for item in items] or [f"- {empty}"]
 
 
 # What "done" is called for each type: the draft's checklist under the heading a PM of that type expects.
@@ -120,16 +116,18 @@ def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
 
     Only what can be proposed from the text: what is missing is asked by the comment's items, once, and
     the verdict is the comment's header, so neither is repeated here. `decision` is kept for the callers'
-    sake (call 2 is bound to it); the template itself states no verdict.
+    sake (call 2 is bound to it); the template itself states no verdict. Every text in it, the ticket's or
+    the model's, passes `safe_inline`: the draft is inert as built and the comment adds it as it is (see
+    `RenderOutcome.used_template`), without the markdown re-rendering a model-written draft needs.
     """
     prd = structure.prd
     story = prd.user_story
     ticket_type = structure.ticket_type
 
     def part(item: EvidencedItem | None) -> str:
-        return f"*{_inline(item.text)}*" if item else "_(not stated)_"
+        return f"*{safe_inline(item.text)}*" if item else "_(not stated)_"
 
-    lines = [f"**Title:** {_inline(prd.title)}"]
+    lines = [f"**Title:** {safe_inline(prd.title)}"]
     # A bug or a task rarely reads as a user story: there, a want alone is a parser's guess, not a story.
     has_story = story.role or story.want or story.benefit
     if has_story if ticket_type is TicketType.story else (story.role and story.want):
@@ -137,13 +135,13 @@ def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
         lines += ["", f"**User story:** {sentence}"]
     if prd.acceptance_criteria:
         lines += ["", f"**{_CRITERIA_HEADING[ticket_type]}** (proposed from your text: confirm or edit)"]
-        lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria]
+        lines += [f"- [ ] {safe_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria]
     if prd.edge_cases:
         lines += ["", "**Edge cases:**", *_bullets(prd.edge_cases, "")]
     if prd.dependencies:
         lines += ["", "**Dependencies:**", *_bullets(prd.dependencies, "")]
     if prd.missing_info:
-        lines += ["", "**Missing information:**", *[f"- {_inline(info)}" for info in prd.missing_info]]
+        lines += ["", "**Missing information:**", *[f"- {safe_inline(info)}" for info in prd.missing_info]]
     return "\n".join(lines)
 
 

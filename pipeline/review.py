@@ -263,7 +263,7 @@ def assemble(
         findings=findings, questions=questions, prd_markdown=render.markdown, trace=trace,
         max_findings=config.limits.max_findings_shown, type_source=decision.type_source,
         weights=frame.check_weights(config, decision.ticket_type), previous=earlier,
-        llm_used=structure.output is not None,
+        llm_used=structure.output is not None, draft_from_template=render.used_template,
     )
     return ReviewResult(
         packet=prepared.guardrail.redacted, ticket_type=decision.ticket_type, type_source=decision.type_source,

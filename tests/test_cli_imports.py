@@ -1,5 +1,6 @@
 """`reqgate --help` and an offline review start fast: they import neither the Anthropic SDK, DBOS, the trackers'
-clients nor the server, and a rules-only review does not even load structlog (bench/bench_cli.py times them).
+clients nor the server, and a rules-only review does not even load structlog, nor mistletoe, whose import alone
+takes ~0.4 s and which only a model-written draft needs (bench/bench_cli.py times them).
 Each runs in a fresh interpreter, since this test process has imported everything already."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("anthropic", "dbos", "github", "jira", "sqlalchemy", "uvicorn", "starlette", "httpx", "structlog")
+HEAVY = ("anthropic", "dbos", "github", "jira", "sqlalchemy", "uvicorn", "starlette", "httpx", "structlog",
+         "mistletoe")
 PROBE = """
 import json, sys
 from reqgate.bot.cli import main
