@@ -49,7 +49,6 @@ from reqgate.pipeline.schemas import (
     TypeSource,
     UserStory,
 )
-from reqgate.pipeline.structure import run_structure
 
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30
@@ -141,6 +140,9 @@ def call_structure(
         return StructureOutcome(failure=WITHHELD_FLAG, withheld=access.message)
     if llm is None:
         return StructureOutcome(failure="offline")
+    # Imported here: call 1 builds its wire models at import, which a rules-only review never needs.
+    from reqgate.pipeline.structure import run_structure
+
     return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
 
 

@@ -35,7 +35,7 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
     gated = list(compiled_families(tuple(settings.families)))
-    gated += [((), pattern) for pattern in compile_patterns(tuple(settings.patterns))]
+    gated += [Gated((), pattern.pattern, pattern.flags) for pattern in compile_patterns(tuple(settings.patterns))]
     return merge_ranges(_find(text, gated) + _encoded(text, gated))
 
 
@@ -83,10 +83,10 @@ def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     view = normalize(text)
     words = _Words(view.text)
     ranges = []
-    for trigger_sets, pattern in gated:
-        if not all(any(words.has(trigger) for trigger in group) for group in trigger_sets):
+    for candidate in gated:
+        if not all(any(words.has(trigger) for trigger in group) for group in candidate.triggers):
             continue
-        for match in pattern.finditer(view.text):
+        for match in candidate.pattern.finditer(view.text):
             if match.end() > match.start():
                 ranges.append(view.to_original(match.start(), match.end()))
     return merge_ranges(ranges)

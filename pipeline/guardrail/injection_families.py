@@ -17,7 +17,8 @@ followed by one space, so that no gap can be split two ways; no pattern nests an
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 # The standard library's own parser of regular expressions, to find the literal words a pattern requires.
@@ -395,11 +396,24 @@ def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
 
 _WORD = re.compile(r"\w")
 _WORD_RUN = re.compile(r"\w+")
-Gated = tuple[tuple[frozenset[Trigger], ...], re.Pattern[str]]
+
+
+@dataclass(eq=False)
+class Gated:
+    """A pattern behind its trigger sets (none: always run), compiled the first time a text passes them: most
+    texts pass few, and compiling every family pattern would be most of an offline review's guardrail time."""
+
+    triggers: tuple[frozenset[Trigger], ...]
+    source: str
+    flags: int = 0
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source, self.flags)
 
 
 @lru_cache(maxsize=8)
 def compiled_families(names: tuple[str, ...]) -> tuple[Gated, ...]:
-    """(trigger sets, compiled pattern) for the named families, compiled on first use (not at import)."""
+    """The named families' patterns with their trigger sets, each compiled on first use (not at import)."""
     folded = [_fold_pattern(pattern) for name in names for pattern in FAMILIES[name]]
-    return tuple((triggers(pattern), re.compile(pattern)) for pattern in folded)
+    return tuple(Gated(triggers(pattern), pattern) for pattern in folded)
