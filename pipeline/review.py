@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import Field
 
@@ -24,10 +24,9 @@ from reqgate.pipeline.comment import error_comment
 from reqgate.pipeline.config import RUBRIC_TYPES, Config
 from reqgate.pipeline.cost import WITHHELD_FLAG, LLMAccess
 from reqgate.pipeline.guardrail import screen
-from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.model_findings import merge, rests_on_model_injection
+from reqgate.pipeline.prd_template import template_prd
 from reqgate.pipeline.prompts import PROMPT_VERSION
-from reqgate.pipeline.render_prd import render_prd, template_prd
 from reqgate.pipeline.rules import criteria, decide_type, parse_story, run_rules
 from reqgate.pipeline.rules.classify import TypeDecision
 from reqgate.pipeline.schemas import (
@@ -49,6 +48,9 @@ from reqgate.pipeline.schemas import (
     TypeSource,
     UserStory,
 )
+
+if TYPE_CHECKING:
+    from reqgate.pipeline.llm import LLMClient
 
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30
@@ -204,6 +206,9 @@ def call_render(
 ) -> RenderOutcome:
     if structure.output is None:
         return RenderOutcome(markdown=template_prd(rules_draft(prepared), decision.gate), used_template=True)
+    # Imported here, like call 1: a rules-only review loads neither call 2 nor the LLM client.
+    from reqgate.pipeline.render_prd import render_prd
+
     return render_prd(structure.output, decision.gate, config, llm)
 
 
