@@ -4,6 +4,7 @@ after changing a family (or the folding); tests/test_injection_families.py fails
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from reqgate.pipeline.guardrail.injection_families import FAMILIES, fold_pattern, triggers
@@ -25,7 +26,7 @@ def triggers_source() -> str:
 
 
 if __name__ == "__main__":
-    # Run from a source checkout (editable install), where this folder is the package itself.
-    target = Path(__file__).with_name("injection_triggers.py")
+    # Run from a source checkout (editable install), where the package folder is the source folder itself.
+    target = Path(str(resources.files("reqgate.pipeline.guardrail") / "injection_triggers.py"))
     target.write_text(triggers_source(), encoding="utf-8")
     print(f"wrote {target}")
