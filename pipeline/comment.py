@@ -6,7 +6,8 @@ each a question or a concrete request quoting the words concerned. A ready ticke
 the fold. Folded: further questions, the PRD draft, every finding with its category and mode, notes, and the
 footer. Each piece of advice appears once: the draft loses the lines that repeat an item.
 
-Everything the ticket or the model wrote goes through `comment_safety` before it is placed in the frame.
+Everything the ticket or the model wrote goes through `comment_safety` (the draft through `markdown_safety`)
+before it is placed in the frame.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from reqgate.pipeline.comment_advice import QUOTE_CHARS, ask, known, topic
 from reqgate.pipeline.comment_metrics import repeated_sentences, sentences, visible_lines
-from reqgate.pipeline.comment_safety import code_span, safe_inline, safe_markdown
+from reqgate.pipeline.comment_safety import code_span, safe_inline
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.gate import INJECTION_REASON
 from reqgate.pipeline.schemas import (
@@ -250,6 +251,16 @@ def _without_repeats(markdown: str, seen: set[str]) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
+def _safe_draft(prd_markdown: str, *, from_template: bool) -> str:
+    if from_template or not prd_markdown.strip():
+        return prd_markdown  # the code's template is inert as built (render_prd.template_prd)
+    # Imported here: mistletoe's import alone takes longer than a whole rules-only review, whose draft is
+    # always the template (tests/test_cli_imports.py).
+    from reqgate.pipeline.markdown_safety import safe_markdown
+
+    return safe_markdown(prd_markdown)
+
+
 def _header(ticket_type: TicketType, type_source: TypeSource, decision: GateDecision, llm_used: bool) -> str:
     parts = [f"### ReqGate: {VERDICT_TITLE[decision.verdict]}",
              f"{TYPE_TITLE[ticket_type]} ({TYPE_SOURCE_TEXT.get(type_source, type_source)})"]
@@ -276,10 +287,12 @@ def build_comment(
     weights: dict[str, float] | None = None,
     previous: list[Finding] | None = None,
     llm_used: bool | None = None,
+    draft_from_template: bool = False,
 ) -> str:
     """The whole comment. `previous` is the last review's findings, for the "resolved" line; `weights`
     (from `check_weights`) orders the asks by how much they matter to the rubric; `llm_used` defaults to
-    whether this run made LLM calls (a replay of an LLM review must say so itself)."""
+    whether this run made LLM calls (a replay of an LLM review must say so itself). `prd_markdown` is made
+    inert here unless `draft_from_template` says it is the code's template, which is inert as built."""
     if llm_used is None:
         llm_used = bool(trace.llm_calls)
     asks = items(ticket_type, decision, findings, questions, weights or {})
@@ -300,7 +313,7 @@ def build_comment(
     if folded:
         label = "More questions" if decision.verdict == "needs_info" else "Worth asking (nothing blocks)"
         body += [f"**{label}**", *[f"- {text}" for text in folded], ""]
-    draft = _without_repeats(safe_markdown(prd_markdown), seen)
+    draft = _without_repeats(_safe_draft(prd_markdown, from_template=draft_from_template), seen)
     if len([line for line in draft.splitlines() if line.strip()]) <= 1:
         draft = ""  # a title alone proposes nothing
     if draft:

@@ -11,23 +11,20 @@ obedient model repeat anything. What comes out, on GitHub and once converted to 
 - no heading, verdict or score: headings become bold lines, "Verdict: Ready", "ReqGate: ...", "97/100",
   status emoji (and Jira's `(/)`-style emoticons and `h1.` lines) are removed or shown as code.
 
-Two entry points: `safe_inline` for one line of plain text, `safe_markdown` for a block of model-written
-markdown, re-rendered from mistletoe's parse so that only the harmless structure (paragraphs, lists,
-emphasis, tables, code) survives. Every pattern is linear in its input (anchored starts, possessive runs).
+Two entry points: `safe_inline` here for one line of plain text, and `markdown_safety.safe_markdown` for a block
+of model-written markdown, re-rendered from mistletoe's parse so that only the harmless structure (paragraphs,
+lists, emphasis, tables, code) survives; it uses `neutralise` and `unmarked` from here. Every pattern is linear
+in its input (anchored starts, possessive runs).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
-from typing import Any
 
-import mistletoe
-from mistletoe.markdown_renderer import Fragment, MarkdownRenderer
-
-# mistletoe registers a renderer's tokens globally while it is in use: every renderer of ours (this one and
-# the Jira one in handlers) takes this lock.
+# mistletoe registers a renderer's tokens globally while it is in use: every renderer of ours (markdown_safety's
+# and the Jira one in handlers) takes this lock. It lives here, beside no renderer, so that holding it does not
+# load mistletoe, whose import costs ~0.4 s (it builds a set of every Unicode punctuation character).
 MISTLETOE_LOCK = threading.Lock()
 
 _STATUS_SHORTCODES = (
@@ -93,13 +90,15 @@ def _inert(match: re.Match[str]) -> str:
 _MARKER_WORD = re.compile(r"reqgate:review", re.IGNORECASE)
 
 
-def _unmarked(text: str) -> str:
+def unmarked(text: str) -> str:
     """No HTML comment and no spelling of the frame's marker: the bot finds its comment by that marker."""
     return _MARKER_WORD.sub("reqgate review", text.replace("<!--", "").replace("-->", ""))
 
 
-def _neutralise(text: str, escape: bool) -> str:
-    text = _STATUS_MARKS.sub("", _unmarked(text))
+def neutralise(text: str, escape: bool) -> str:
+    """Every address, mention, verdict and score in `text` inert; with `escape`, all markup punctuation too
+    (plain text), without it only `&` (text inside markdown mistletoe has already parsed)."""
+    text = _STATUS_MARKS.sub("", unmarked(text))
     out: list[str] = []
     pos = 0
     for match in _UNSAFE.finditer(text):
@@ -124,74 +123,11 @@ def safe_inline(text: str, limit: int | None = None) -> str:
     out: list[str] = []
     pos = 0
     for match in _CODE.finditer(flat):
-        out.append(_neutralise(flat[pos:match.start()], escape=True))
-        out.append(code_span(defang_all(_unmarked(_STATUS_MARKS.sub("", match.group(1))))))
+        out.append(neutralise(flat[pos:match.start()], escape=True))
+        out.append(code_span(defang_all(unmarked(_STATUS_MARKS.sub("", match.group(1))))))
         pos = match.end()
-    out.append(_neutralise(flat[pos:], escape=True))
+    out.append(neutralise(flat[pos:], escape=True))
     return "".join(out)
 
 
-class _SafeMarkdownRenderer(MarkdownRenderer):
-    """Markdown back out of mistletoe's parse, with every token that could act rendered inert."""
-
-    def render_raw_text(self, token: Any) -> Iterable[Fragment]:
-        yield Fragment(_neutralise(token.content, escape=False), wordwrap=True)
-
-    def render_inline_code(self, token: Any) -> Iterable[Fragment]:
-        content = token.children[0].content
-        yield Fragment(code_span(defang_all(_unmarked(content))))
-
-    def render_image(self, token: Any) -> Iterable[Fragment]:
-        # The alt text only: an image is a request to a server the ticket's author may own.
-        yield from self.make_fragments(token.children)
-        if token.src:
-            yield Fragment(" (image " + code_span(defang(token.src)) + ")")
-
-    def render_link(self, token: Any) -> Iterable[Fragment]:
-        yield from self.make_fragments(token.children)
-        if token.target:
-            yield Fragment(" (" + code_span(defang(token.target)) + ")")
-
-    def render_auto_link(self, token: Any) -> Iterable[Fragment]:
-        yield Fragment(code_span(defang(token.children[0].content)))
-
-    def render_html_span(self, token: Any) -> Iterable[Fragment]:
-        yield Fragment(code_span(defang_all(_unmarked(token.content))))
-
-    def render_html_block(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        lines = (code_span(defang_all(_unmarked(line))) for line in token.content.splitlines())
-        return [line for line in lines if line]
-
-    def render_heading(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        text = "".join(f.text for f in self.make_fragments(token.children)).strip()
-        return [f"**{text}**"] if text else []
-
-    def render_setext_heading(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        return self.render_heading(token, max_line_length)
-
-    def render_link_reference_definition_block(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        return []
-
-    def render_fenced_code_block(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        content = _unmarked(token.children[0].content) if token.children else ""
-        longest = max((len(run) for run in re.findall(r"`{3,}|~{3,}", content)), default=2)
-        fence = "`" * max(3, longest + 1)
-        # The info string is the writer's: a language word at most.
-        language = re.sub(r"[^\w+#-]", "", (token.language or ""))[:20]
-        return [fence + language, *content.rstrip("\n").split("\n"), fence] if content else [fence, fence]
-
-    def render_block_code(self, token: Any, max_line_length: int | None) -> Iterable[str]:
-        return self.render_fenced_code_block(token, max_line_length)
-
-
-def safe_markdown(markdown: str) -> str:
-    """Model-written markdown with only harmless structure left (see the module docstring)."""
-    if not markdown.strip():
-        return ""
-    with MISTLETOE_LOCK, _SafeMarkdownRenderer() as renderer:
-        document = mistletoe.Document(markdown)
-        rendered: str = renderer.render(document)
-    return rendered.strip()
-
-
-__all__ = ["MISTLETOE_LOCK", "code_span", "defang", "defang_all", "safe_inline", "safe_markdown"]
+__all__ = ["MISTLETOE_LOCK", "code_span", "defang", "defang_all", "neutralise", "safe_inline", "unmarked"]

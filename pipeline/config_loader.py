@@ -145,11 +145,12 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
     provenance: dict[str, str] = {}
     for layer in layers:
         merged = deep_merge(merged, layer.data)
-        for leaf in _leaves(layer.data):
-            dotted = ".".join(leaf)
-            for known in [k for k in provenance if k.startswith(dotted + ".")]:
-                del provenance[known]
-            provenance[dotted] = layer.source
+        leaves = [".".join(leaf) for leaf in _leaves(layer.data)]
+        # A value an earlier layer set beneath one of this layer's leaves is replaced by it. One pass per
+        # layer: looking once per leaf made loading the defaults alone quadratic in their size.
+        replaced = tuple(leaf + "." for leaf in leaves)
+        provenance = {key: source for key, source in provenance.items() if not key.startswith(replaced)}
+        provenance.update(dict.fromkeys(leaves, layer.source))
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from reqgate.pipeline.categories import ASK_ONLY_CATEGORIES, category_of, dismissible
 from reqgate.pipeline.config import Config
+from reqgate.pipeline.quotes import Quotes
 from reqgate.pipeline.schemas import Finding, Mode, ModelIssue, Span, StructureOutput, TicketType
-from reqgate.pipeline.structure import Quotes
 
 INJECTION_CHECK = "llm.injection"
 INJECTION_MODE_CHECK = "guardrail.injection"  # the model's flag is shown like the guardrail's

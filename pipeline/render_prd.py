@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
+from reqgate.pipeline.prd_template import template_prd
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
 from reqgate.pipeline.schemas import (
     EvidencedItem,
@@ -23,7 +24,6 @@ from reqgate.pipeline.schemas import (
     LLMCallRecord,
     RenderOutcome,
     StructureOutput,
-    TicketType,
     Verdict,
 )
 
@@ -48,11 +48,6 @@ def verdict_line(decision: GateDecision) -> str:
 def _comparable(text: str) -> str:
     """Case, whitespace and markdown emphasis do not count when looking for a required item."""
     return " ".join(_MARKDOWN_PUNCTUATION.sub(" ", text).casefold().split()).rstrip(" .;:!?")
-
-
-def _inline(text: str) -> str:
-    """Ticket-derived text on one line, unable to open an HTML comment or close the frame's tags."""
-    return _FRAME_TAGS.sub("", " ".join(text.replace("<!--", "").split()))
 
 
 def clean_markdown(markdown: str) -> str:
@@ -91,60 +86,6 @@ def missing_items(markdown: str, structure: StructureOutput, decision: GateDecis
         if verdict != decision.verdict and _comparable(f"Verdict: {word}") in haystack:
             missing.append(f'only the given verdict: remove "Verdict: {word}"')
     return missing
-
-
-def _provenance(item: EvidencedItem) -> str:
-    if not item.evidence:
-        return "_(inferred)_"
-    if " ".join(item.evidence.split()).casefold() == " ".join(item.text.split()).casefold():
-        return "_(your words)_"
-    return f'_(from: "{_inline(item.evidence)}")_'
-
-
-def _bullets(items: list[EvidencedItem], empty: str) -> list[str]:
-    return [f"- {_inline(item.text)} {_provenance(item)}" for item in items] or [f"- {empty}"]
-
-
-# What "done" is called for each type: the draft's checklist under the heading a PM of that type expects.
-_CRITERIA_HEADING: dict[TicketType, str] = {
-    TicketType.story: "Acceptance criteria",
-    TicketType.bug: "Fixed when",
-    TicketType.task: "Done when",
-    TicketType.spike: "Expected output",
-    TicketType.other: "Done when",
-}
-
-
-def template_prd(structure: StructureOutput, decision: GateDecision) -> str:
-    """The deterministic draft for the ticket's type: used offline and whenever call 2 cannot be trusted.
-
-    Only what can be proposed from the text: what is missing is asked by the comment's items, once, and
-    the verdict is the comment's header, so neither is repeated here. `decision` is kept for the callers'
-    sake (call 2 is bound to it); the template itself states no verdict.
-    """
-    prd = structure.prd
-    story = prd.user_story
-    ticket_type = structure.ticket_type
-
-    def part(item: EvidencedItem | None) -> str:
-        return f"*{_inline(item.text)}*" if item else "_(not stated)_"
-
-    lines = [f"**Title:** {_inline(prd.title)}"]
-    # A bug or a task rarely reads as a user story: there, a want alone is a parser's guess, not a story.
-    has_story = story.role or story.want or story.benefit
-    if has_story if ticket_type is TicketType.story else (story.role and story.want):
-        sentence = f"As a {part(story.role)}, I want {part(story.want)}, so that {part(story.benefit)}."
-        lines += ["", f"**User story:** {sentence}"]
-    if prd.acceptance_criteria:
-        lines += ["", f"**{_CRITERIA_HEADING[ticket_type]}** (proposed from your text: confirm or edit)"]
-        lines += [f"- [ ] {_inline(item.text)} {_provenance(item)}" for item in prd.acceptance_criteria]
-    if prd.edge_cases:
-        lines += ["", "**Edge cases:**", *_bullets(prd.edge_cases, "")]
-    if prd.dependencies:
-        lines += ["", "**Dependencies:**", *_bullets(prd.dependencies, "")]
-    if prd.missing_info:
-        lines += ["", "**Missing information:**", *[f"- {_inline(info)}" for info in prd.missing_info]]
-    return "\n".join(lines)
 
 
 def _draft_json(structure: StructureOutput) -> str:

@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import Field
 
@@ -24,10 +24,9 @@ from reqgate.pipeline.comment import error_comment
 from reqgate.pipeline.config import RUBRIC_TYPES, Config
 from reqgate.pipeline.cost import WITHHELD_FLAG, LLMAccess
 from reqgate.pipeline.guardrail import screen
-from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.model_findings import merge, rests_on_model_injection
+from reqgate.pipeline.prd_template import template_prd
 from reqgate.pipeline.prompts import PROMPT_VERSION
-from reqgate.pipeline.render_prd import render_prd, template_prd
 from reqgate.pipeline.rules import criteria, decide_type, parse_story, run_rules
 from reqgate.pipeline.rules.classify import TypeDecision
 from reqgate.pipeline.schemas import (
@@ -49,7 +48,9 @@ from reqgate.pipeline.schemas import (
     TypeSource,
     UserStory,
 )
-from reqgate.pipeline.structure import run_structure
+
+if TYPE_CHECKING:
+    from reqgate.pipeline.llm import LLMClient
 
 T = TypeVar("T")
 DEFAULT_MAX_FINDINGS = 30
@@ -141,6 +142,9 @@ def call_structure(
         return StructureOutcome(failure=WITHHELD_FLAG, withheld=access.message)
     if llm is None:
         return StructureOutcome(failure="offline")
+    # Imported here: call 1 builds its wire models at import, which a rules-only review never needs.
+    from reqgate.pipeline.structure import run_structure
+
     return run_structure(prepared.guardrail, prepared.ticket_type, prepared.findings, config, llm)
 
 
@@ -202,6 +206,9 @@ def call_render(
 ) -> RenderOutcome:
     if structure.output is None:
         return RenderOutcome(markdown=template_prd(rules_draft(prepared), decision.gate), used_template=True)
+    # Imported here, like call 1: a rules-only review loads neither call 2 nor the LLM client.
+    from reqgate.pipeline.render_prd import render_prd
+
     return render_prd(structure.output, decision.gate, config, llm)
 
 
@@ -263,7 +270,7 @@ def assemble(
         findings=findings, questions=questions, prd_markdown=render.markdown, trace=trace,
         max_findings=config.limits.max_findings_shown, type_source=decision.type_source,
         weights=frame.check_weights(config, decision.ticket_type), previous=earlier,
-        llm_used=structure.output is not None,
+        llm_used=structure.output is not None, draft_from_template=render.used_template,
     )
     return ReviewResult(
         packet=prepared.guardrail.redacted, ticket_type=decision.ticket_type, type_source=decision.type_source,

@@ -20,6 +20,7 @@ from reqgate.pipeline.config import Config, Rubric
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
+from reqgate.pipeline.quotes import Quotes
 from reqgate.pipeline.categories import QUOTED_CATEGORIES, category_of, dismissible
 from reqgate.pipeline.schemas import (
     Category,
@@ -209,49 +210,6 @@ def rubric_anchors() -> dict[str, dict[str, str]]:
                 blocks[name.strip()] = text.strip()
         anchors[head.strip()] = blocks
     return anchors
-
-
-class Quotes:
-    """Finds quotes in the ticket regardless of case and whitespace, and returns the ticket's own span."""
-
-    def __init__(self, text: str):
-        chars: list[str] = []
-        origin: list[int] = []
-        for index, char in enumerate(text):
-            if char.isspace():
-                if chars and chars[-1] != " ":
-                    chars.append(" ")
-                    origin.append(index)
-                continue
-            for folded in char.casefold():
-                chars.append(folded)
-                origin.append(index)
-        self._text = text
-        self._norm = "".join(chars)
-        self._origin = origin
-
-    @staticmethod
-    def _normalise(quote: str) -> str:
-        return " ".join(quote.casefold().split())
-
-    def locate(self, quote: str | None) -> Span | None:
-        """The ticket's own words matching `quote`, with their offsets in the ticket text."""
-        if not quote:
-            return None
-        candidates = [quote.strip(), quote.strip().strip("\"'“”‘’«»").strip()]
-        for candidate in candidates:
-            needle = self._normalise(candidate)
-            if not needle:
-                continue
-            at = self._norm.find(needle)
-            if at >= 0:
-                start, end = self._origin[at], self._origin[at + len(needle) - 1] + 1
-                return Span(quote=self._text[start:end], start=start, end=end)
-        return None
-
-    def find(self, quote: str | None) -> str | None:
-        span = self.locate(quote)
-        return span.quote if span else None
 
 
 # A dismissal must quote enough to supply what is missing: one word ("steps") proves nothing.

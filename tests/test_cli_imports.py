@@ -1,5 +1,7 @@
 """`reqgate --help` and an offline review start fast: they import neither the Anthropic SDK, DBOS, the trackers'
-clients nor the server, and a rules-only review does not even load structlog (bench/bench_cli.py times them).
+clients nor the server, and a rules-only review does not even load structlog, nor mistletoe, whose import alone
+takes ~0.4 s and which only a model-written draft needs, nor phonenumbers for a ticket without a seven-digit run
+(bench/bench_cli.py times them).
 Each runs in a fresh interpreter, since this test process has imported everything already."""
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("anthropic", "dbos", "github", "jira", "sqlalchemy", "uvicorn", "starlette", "httpx", "structlog")
+HEAVY = ("anthropic", "dbos", "github", "jira", "sqlalchemy", "uvicorn", "starlette", "httpx", "structlog",
+         "mistletoe", "phonenumbers")
 PROBE = """
 import json, sys
 from reqgate.bot.cli import main

@@ -9,9 +9,10 @@ import time
 import pytest
 
 from reqgate.handlers.jira.markup import markdown_to_wiki
-from reqgate.pipeline.comment_safety import safe_inline, safe_markdown
+from reqgate.pipeline.comment_safety import safe_inline
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.pipeline.llm import LLMClient
+from reqgate.pipeline.markdown_safety import safe_markdown
 from reqgate.pipeline.review import review
 from reqgate.pipeline.schemas import RequirementPacket, ReviewResult
 from tests.comment_safety_support import (

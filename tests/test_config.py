@@ -74,3 +74,17 @@ def test_published_json_schema_is_in_sync():
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render(), "run: python -m reqgate.pipeline.config_schema"
     schema = json.loads(render())
     assert "_extends" in schema["properties"] and "required" not in schema
+
+
+def test_phone_regions_beyond_the_defaults_are_checked_against_phonenumbers():
+    """The defaults are taken as known without loading phonenumbers: they must be regions it knows."""
+    import phonenumbers
+
+    from reqgate.pipeline.config import DEFAULT_PHONE_REGIONS
+
+    assert set(DEFAULT_PHONE_REGIONS) <= phonenumbers.SUPPORTED_REGIONS
+    layer = "guardrail:\n  pii:\n    phone_regions: [US, MX]\n"
+    assert load_config(parse_layer(layer, "x.yml")).config.guardrail.pii.phone_regions == ["US", "MX"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(parse_layer("guardrail:\n  pii:\n    phone_regions: [US, XQ]\n", "x.yml"))
+    assert "unknown phone region 'XQ'" in str(caught.value)

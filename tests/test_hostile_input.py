@@ -107,8 +107,8 @@ def test_the_jwt_shape_that_stalled_the_event_loop() -> None:
 def test_trigger_gating_never_changes_what_is_found(pieces: list[str]) -> None:
     """The trigger strings only skip patterns that cannot match: with or without them the ranges are equal."""
     from reqgate.pipeline.guardrail.injection import _find
-    from reqgate.pipeline.guardrail.injection_families import compiled_families
+    from reqgate.pipeline.guardrail.injection_families import Gated, compiled_families
 
     text = "".join(pieces)
     gated = list(compiled_families(tuple(CONFIG.guardrail.injection.families)))
-    assert _find(text, gated) == _find(text, [((), pattern) for _, pattern in gated])
+    assert _find(text, gated) == _find(text, [Gated((), candidate.source) for candidate in gated])

@@ -35,9 +35,14 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 
 def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
-    gated = list(compiled_families(tuple(settings.families)))
-    gated += [((), pattern) for pattern in compile_patterns(tuple(settings.patterns))]
-    return merge_ranges(_find(text, gated) + _encoded(text, gated))
+    gated = compiled_families(tuple(settings.families)) + _configured(tuple(settings.patterns))
+    return merge_ranges(_find(text, list(gated)) + _encoded(text, list(gated)))
+
+
+@lru_cache(maxsize=32)
+def _configured(patterns: tuple[str, ...]) -> tuple[Gated, ...]:
+    """The configured patterns, gated by nothing; the same objects every time, so the plan is cached."""
+    return tuple(Gated((), pattern.pattern, pattern.flags) for pattern in compile_patterns(patterns))
 
 
 # Instructions smuggled in base64, hex or 8-bit binary: each such token is decoded (its first part only, so
@@ -86,14 +91,14 @@ def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
     words = _Words(view.text, plan.lengths)
     ranges = []
     # Written out rather than all(any(...)): this loop runs for every pattern of every text screened.
-    for groups, pattern in plan.patterns:
+    for candidate, groups in plan.candidates:
         for group, first_words in groups:
             if first_words is not None and first_words.isdisjoint(words.prefixes):
                 break
             if not words.any_of(group):
                 break
         else:
-            for match in pattern.finditer(view.text):
+            for match in candidate.pattern.finditer(view.text):
                 if match.end() > match.start():
                     ranges.append(view.to_original(match.start(), match.end()))
     return merge_ranges(ranges)
@@ -105,24 +110,26 @@ class _Plan:
     trigger needs none), and the lengths of those beginnings: most sets of most texts are ruled out by one
     set operation against the beginnings of the text's words."""
 
-    patterns: tuple[tuple[tuple[tuple[frozenset[Trigger], frozenset[str] | None], ...], re.Pattern[str]], ...]
+    candidates: tuple[tuple[Gated, tuple[tuple[tuple[Trigger, ...], frozenset[str] | None], ...]], ...]
     lengths: frozenset[int]
 
 
+# Keyed by the Gated objects themselves (identity): the families' are cached by compiled_families, so the
+# plan is built once per families setting; a configured pattern has no trigger sets and costs nothing here.
 @lru_cache(maxsize=32)
 def _plan(gated: tuple[Gated, ...]) -> _Plan:
-    patterns = []
+    candidates = []
     lengths: set[int] = set()
-    for trigger_sets, pattern in gated:
+    for candidate in gated:
         groups = []
-        for group in trigger_sets:
+        for group in candidate.triggers:
             keys = [_word_start_key(trigger) for trigger in group]
             first_words = None if None in keys else frozenset(key for key in keys if key is not None)
             lengths.update(map(len, first_words or ()))
             groups.append((group, first_words))
         # The sets a set operation can rule out go first: one of them failing settles the pattern.
-        patterns.append((tuple(sorted(groups, key=lambda item: item[1] is None)), pattern))
-    return _Plan(tuple(patterns), frozenset(lengths))
+        candidates.append((candidate, tuple(sorted(groups, key=lambda item: item[1] is None))))
+    return _Plan(tuple(candidates), frozenset(lengths))
 
 
 # Word beginnings are compared on at most this many characters: enough to tell most trigger words apart,
@@ -150,10 +157,10 @@ class _Words:
         self._joined = " ".join(self._sorted)
         # Every beginning of a word of the text, of the lengths the plan's word beginnings have.
         self.prefixes = {word[:n] for word in distinct for n in lengths if n <= len(word)}
-        self._groups: dict[frozenset[Trigger], bool] = {}
+        self._groups: dict[tuple[Trigger, ...], bool] = {}
         self._seen: dict[Trigger, bool] = {}
 
-    def any_of(self, group: frozenset[Trigger]) -> bool:
+    def any_of(self, group: tuple[Trigger, ...]) -> bool:
         found = self._groups.get(group)
         if found is None:
             found = self._groups[group] = any(self.has(trigger) for trigger in group)

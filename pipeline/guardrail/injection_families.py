@@ -17,7 +17,8 @@ followed by one space, so that no gap can be split two ways; no pattern nests an
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 # The standard library's own parser of regular expressions, to find the literal words a pattern requires.
@@ -28,6 +29,7 @@ except ImportError:  # Python < 3.11 had them as modules of their own
     import sre_constants as _C  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
+from reqgate.pipeline.guardrail.injection_triggers import TRIGGERS
 from reqgate.pipeline.guardrail.normalize import fold_char
 
 
@@ -335,34 +337,42 @@ FAMILIES: dict[str, list[str]] = {
 }
 
 
-def _fold_pattern(pattern: str) -> str:
+def fold_pattern(pattern: str) -> str:
     """A pattern written in its natural script, folded as `normalize` folds text, so that it matches the view.
 
     Only characters outside ASCII are folded (and escaped), so the regular-expression syntax stays as written.
     """
+    if pattern.isascii():
+        return pattern  # most are: each review folds them all
     return "".join(char if char.isascii() else re.escape(fold_char(char)) for char in pattern)
 
 
-def _prefixes(items: list[tuple[Any, Any]]) -> set[str] | None:
-    """The literal strings every match of the parsed sequence `items` starts with (None: not known)."""
-    out = {""}
-    for op, value in items:
+def _prefixes(items: list[tuple[Any, Any]]) -> list[set[str] | None]:
+    """For each position of the parsed sequence `items`, the literal strings every match of the sequence from
+    there starts with (None: not known); the last entry is the end's. Built from the end, so that each group
+    is read once whichever position leads to it."""
+    found: list[set[str] | None] = [{""}] * (len(items) + 1)
+    for index in range(len(items) - 1, -1, -1):
+        op, value = items[index]
         if op is _C.LITERAL:
-            out = {prefix + chr(value) for prefix in out}
+            rest = found[index + 1]
+            found[index] = None if rest is None else {chr(value) + tail for tail in rest}
         elif op is _C.AT:
-            continue
+            found[index] = found[index + 1]
         elif op in (_C.SUBPATTERN, _C.BRANCH):
-            branches = [list(value[-1])] if op is _C.SUBPATTERN else [list(branch) for branch in value[1]]
-            alternatives: set[str] = set()
+            # What follows a group is not looked at: its beginnings are the group's own.
+            branches = [value[-1].data] if op is _C.SUBPATTERN else [branch.data for branch in value[1]]
+            alternatives: set[str] | None = set()
             for branch in branches:
-                prefixes = _prefixes(branch)
-                if prefixes is None:
-                    return None
-                alternatives |= prefixes
-            return {prefix + alternative for prefix in out for alternative in alternatives}
+                beginnings = _prefixes(branch)[0]
+                if beginnings is None:
+                    alternatives = None
+                    break
+                alternatives |= beginnings
+            found[index] = alternatives
         else:
-            break
-    return out
+            found[index] = {""}
+    return found
 
 
 # A string; its word parts (runs of \w); whether its first part begins a word of the text (the pattern puts a
@@ -370,7 +380,7 @@ def _prefixes(items: list[tuple[Any, Any]]) -> set[str] | None:
 Trigger = tuple[str, tuple[str, ...], bool]
 
 
-def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
+def triggers(pattern: str) -> tuple[tuple[Trigger, ...], ...]:
     """Sets of strings such that every match of `pattern` contains one string of each set: one set per
     required part of the pattern's top level (its literal beginnings, with what follows them), strings of
     two characters or more, most selective (fewest strings) first.
@@ -378,10 +388,11 @@ def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
     A text that lacks every string of one set cannot match, and looking the strings up among the text's
     words costs far less than running the pattern; requiring every set keeps a text full of one cue word
     ("you are you are ...") from running all the patterns that start with it."""
-    items = list(_parser.parse(pattern))
+    items = _parser.parse(pattern).data
+    beginnings = _prefixes(items)
     sets = set()
     for start in range(len(items)):
-        found = _prefixes(items[start:])
+        found = beginnings[start]
         if not found or min(map(len, found)) < 2:
             continue
         before = items[start - 1] if start else None
@@ -390,16 +401,38 @@ def triggers(pattern: str) -> tuple[frozenset[Trigger], ...]:
             or (before[0] is _C.LITERAL and not _WORD.match(chr(before[1]))))
         sets.add(frozenset((string, tuple(_WORD_RUN.findall(string)), aligned or not _WORD_RUN.match(string))
                            for string in found))
-    return tuple(sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _, _ in found), sorted(found))))
+    # Sorted tuples rather than sets: injection_triggers.py stores them as constants, which load at no cost.
+    ordered = sorted(sets, key=lambda found: (len(found), -min(len(s) for s, _, _ in found), sorted(found)))
+    return tuple(tuple(sorted(found)) for found in ordered)
 
 
 _WORD = re.compile(r"\w")
 _WORD_RUN = re.compile(r"\w+")
-Gated = tuple[tuple[frozenset[Trigger], ...], re.Pattern[str]]
+
+
+@dataclass(eq=False)
+class Gated:
+    """A pattern behind its trigger sets (none: always run), compiled the first time a text passes them: most
+    texts pass few, and compiling every family pattern would be most of an offline review's guardrail time."""
+
+    triggers: tuple[tuple[Trigger, ...], ...]
+    source: str
+    flags: int = 0
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source, self.flags)
+
+
+def _known_triggers(pattern: str) -> tuple[tuple[Trigger, ...], ...]:
+    # Parsing every pattern again took most of an offline review's guardrail time: the sets are computed
+    # ahead into injection_triggers.py. A pattern edited since is not found there and is parsed here.
+    known = TRIGGERS.get(pattern)
+    return triggers(pattern) if known is None else known
 
 
 @lru_cache(maxsize=8)
 def compiled_families(names: tuple[str, ...]) -> tuple[Gated, ...]:
-    """(trigger sets, compiled pattern) for the named families, compiled on first use (not at import)."""
-    folded = [_fold_pattern(pattern) for name in names for pattern in FAMILIES[name]]
-    return tuple((triggers(pattern), re.compile(pattern)) for pattern in folded)
+    """The named families' patterns with their trigger sets, each compiled on first use (not at import)."""
+    folded = [fold_pattern(pattern) for name in names for pattern in FAMILIES[name]]
+    return tuple(Gated(_known_triggers(pattern), pattern) for pattern in folded)

@@ -13,8 +13,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
-import phonenumbers
-
 from reqgate.pipeline.config import DEFAULT_PHONE_REGIONS
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_PHONE_PARSES, capped
 from reqgate.pipeline.guardrail.normalize import lower_aligned
@@ -170,6 +168,9 @@ def _parse_window(window: str, regions: tuple[str, ...], announced: bool) -> tup
     """Offsets of the numbers `phonenumbers` finds in `window`. A number with "+" or a phone word need
     only have a possible length; any other must be valid in one of the regions and grouped as that
     region writes it ("100-200-3000" is no number anywhere)."""
+    # Imported here: its import takes ~30 ms, and most tickets hold no run of seven digits to ask it about.
+    import phonenumbers
+
     leniency = phonenumbers.Leniency.POSSIBLE if announced else phonenumbers.Leniency.STRICT_GROUPING
     for region in (None, *regions) if window.startswith("+") else regions:
         found = tuple((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(window, region or "ZZ", leniency=leniency))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from reqgate.pipeline.rules import unmeasurable, vague
-from reqgate.pipeline.rules.document import Document, lexicon, words
+from reqgate.pipeline.rules.document import Document, lexicon, phrases
 from reqgate.pipeline.rules.sections import sections
 from reqgate.pipeline.schemas import Finding
 
@@ -34,7 +34,7 @@ _GHERKIN_RE = re.compile(r"^[ \t>*_\-+•\d.)]*(?:\[[ xX]\][ \t]*)?[*_]*(?:given
 _ITEM_RE = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)]|\[[ xX]\]|(?i:given|when|then|and|but)\b)")
 _THEN_RE = re.compile(r"\bthen\b", re.IGNORECASE)
 _CHECKLIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[[ xX]\][^\n]*$", re.MULTILINE)
-_WEAK = words(r"should(?: not|n['’]t)?", r"may", r"might", r"could", r"would", r"possibly", r"ideally",
+_WEAK = phrases(r"should(?: not|n['’]t)?", r"may", r"might", r"could", r"would", r"possibly", r"ideally",
               r"optionally", r"hopefully", r"try to", r"attempt to", r"where possible")
 _WEAK_SUGGESTION = "State the observable result: 'the export contains every row', not 'should export'."
 _WEAK_LEXICON = lexicon([(_WEAK, _WEAK_SUGGESTION)])

@@ -13,7 +13,7 @@ from reqgate.pipeline.rules.story import ParsedStory, parse_story
 from reqgate.pipeline.rules.text import Sentences, mask
 from reqgate.pipeline.schemas import Category, Finding, Mode, Span, TicketType
 
-Term = tuple[re.Pattern[str], str]
+Term = tuple[str, str]  # a `phrases` pattern and its suggestion
 _WORD_START = r"(?<![\w-])"
 
 
@@ -32,7 +32,7 @@ _LETTER_FIRST = r"(?=[^\W\d_])"
 
 def lexicon(terms: list[Term]) -> Lexicon:
     # One shared word-start test instead of one per list: the scan is the rules' hot loop.
-    joined = "|".join(f"(?P<t{i}>{pattern.pattern.removeprefix(_WORD_START)})"
+    joined = "|".join(f"(?P<t{i}>{pattern.removeprefix(_WORD_START)})"
                       for i, (pattern, _) in enumerate(terms))
     return Lexicon(re.compile(f"{_LETTER_FIRST}{_WORD_START}(?:{joined})", re.IGNORECASE),
                    tuple(suggestion for _, suggestion in terms))
@@ -124,10 +124,16 @@ class Document:
         return cached
 
 
-def words(*alternatives: str, prefix: bool = False) -> re.Pattern[str]:
-    """A case-insensitive pattern matching any of the phrases as whole words.
+def phrases(*alternatives: str, prefix: bool = False) -> str:
+    """A pattern matching any of the phrases as whole words, to be compiled case-insensitively: by `words`,
+    or by `lexicon` with the other terms of its list (compiling each term alone too would be wasted).
 
     With `prefix`, a phrase may also open a hyphenated compound ("AI-powered", "CNN-based").
     """
     after = r"(?![\w])" if prefix else r"(?![\w-])"
-    return re.compile(_WORD_START + "(?:" + "|".join(alternatives) + ")" + after, re.IGNORECASE)
+    return _WORD_START + "(?:" + "|".join(alternatives) + ")" + after
+
+
+def words(*alternatives: str, prefix: bool = False) -> re.Pattern[str]:
+    """`phrases` compiled, case-insensitive."""
+    return re.compile(phrases(*alternatives, prefix=prefix), re.IGNORECASE)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import re
 
-from reqgate.pipeline.rules.document import Document, Term, lexicon, words
+from reqgate.pipeline.rules.document import Document, Term, lexicon, phrases
 from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "wording.unmeasurable"
 
 TERMS: list[Term] = [
-    (words(r"fast(?:er|est)?", r"quick(?:er|ly)?", r"rapid(?:ly)?", r"speedy", r"snappy", r"slow(?:er|ly)?",
+    (phrases(r"fast(?:er|est)?", r"quick(?:er|ly)?", r"rapid(?:ly)?", r"speedy", r"snappy", r"slow(?:er|ly)?",
            r"real[- ]?time", r"instant(?:ly|aneous(?:ly)?)?", r"immediate(?:ly)?", r"timely",
            r"in a timely (?:manner|fashion)", r"without (?:delay|lag)", r"low[- ]latency",
            r"responsive(?:ness)?",
            r"high[- ]performance", r"performant", r"efficient(?:ly)?", r"efficiency", r"lightweight",
            r"smooth(?:ly)?", r"asap", r"as soon as possible"),
      "Give a number with a unit, e.g. 'within 2 s for 95% of requests'."),
-    (words(r"scal(?:able|ability)", r"high(?:ly)? availab(?:le|ility)", r"robust(?:ness)?",
+    (phrases(r"scal(?:able|ability)", r"high(?:ly)? availab(?:le|ility)", r"robust(?:ness)?",
            r"reliab(?:le|ly|ility)",
            r"stable", r"resilient", r"fault[- ]tolerant", r"seamless(?:ly)?", r"secure(?:ly)?",
            r"accurate(?:ly)?", r"high accuracy", r"precise(?:ly)?", r"large[- ]scale", r"high[- ]volume"),

@@ -3,19 +3,19 @@ ARM weak phrases, Wiegers' ambiguous terms)."""
 
 from __future__ import annotations
 
-from reqgate.pipeline.rules.document import Document, Term, lexicon, words
+from reqgate.pipeline.rules.document import Document, Term, lexicon, phrases
 from reqgate.pipeline.schemas import Finding
 
 CHECK_ID = "wording.vague"
 
 TERMS: list[Term] = [
-    (words(r"some", r"several", r"various", r"many", r"(?:a )?few", r"numerous", r"a (?:lot|number|bunch) of",
+    (phrases(r"some", r"several", r"various", r"many", r"(?:a )?few", r"numerous", r"a (?:lot|number|bunch) of",
            r"lots of", r"a couple of", r"countless", r"certain"),
      "Give the number or list the items."),
-    (words(r"and/or", r"etc\.?", r"and so (?:on|forth)", r"or similar", r"(?:including )?but not limited to",
+    (phrases(r"and/or", r"etc\.?", r"and so (?:on|forth)", r"or similar", r"(?:including )?but not limited to",
            r"among others", r"or the like"),
      "List every case explicitly so the scope is closed."),
-    (words(r"as (?:appropriate|applicable|needed|necessary|required|possible)",
+    (phrases(r"as (?:appropriate|applicable|needed|necessary|required|possible)",
            r"if (?:possible|needed|necessary"
            r"|applicable|appropriate|feasible)",
            r"where (?:possible|applicable|appropriate|feasible|relevant)",
@@ -23,7 +23,7 @@ TERMS: list[Term] = [
            r"to the extent possible",
            r"where practicable", r"as far as possible", r"optionally", r"ideally"),
      "Loopholes make the requirement optional: say exactly when it applies."),
-    (words(r"user[- ]friendly", r"easy(?:[- ]to[- ]use)?", r"easily", r"simple", r"simply",
+    (phrases(r"user[- ]friendly", r"easy(?:[- ]to[- ]use)?", r"easily", r"simple", r"simply",
            r"intuitive(?:ly)?",
            r"flexible", r"flexibility", r"convenient(?:ly)?", r"nice", r"modern", r"attractive",
            r"better", r"improved?", r"improvements?", r"enhanced?", r"good", r"best", r"proper(?:ly)?",
@@ -33,11 +33,11 @@ TERMS: list[Term] = [
            r"minimi[sz]e", r"state[- ]of[- ]the[- ]art", r"high[- ]quality", r"clearly", r"smart",
            r"advanced", r"personali[sz]ed", r"tailored", r"holistic", r"safer"),
      "Subjective words cannot be checked: say what a tester would observe."),
-    (words(r"normally", r"usually", r"typically", r"generally", r"often", r"sometimes", r"occasionally",
+    (phrases(r"normally", r"usually", r"typically", r"generally", r"often", r"sometimes", r"occasionally",
            r"mostly", r"approximately", r"roughly", r"about(?=\s+\d)", r"around(?=\s+\d)", r"almost",
            r"nearly", r"more or less"),
      "Say exactly when, or give the number with a tolerance."),
-    (words(r"(?:to|should|must|shall|will|can|could) support", r"provide support for", r"(?:to|should|must"
+    (phrases(r"(?:to|should|must|shall|will|can|could) support", r"provide support for", r"(?:to|should|must"
            r"|shall|will|can|could) handle", r"deal with", r"take care of", r"take into account"),
      "Say what the system does in that case, not that it 'supports' or 'handles' it."),
 ]
