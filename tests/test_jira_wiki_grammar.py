@@ -26,6 +26,12 @@ SAMPLES = [
     "{color:red}warning{color} see https://example.org/a-b_c*d and HTTP://X.ORG/-x-",
     "[mailto:a@b.org] [Alias|mailto:a@b.org] [^attachment.txt] {panel:title=T}\ninside\n{panel}",
     "1. markdown list\n2. stays\n\n- item - with - dashes\n  - indented",
+    # Where the scans jump: a last list row running on over other lines, effects whose close is only found
+    # past white space and a line end, or behind a colour, link or mention they must skip over.
+    "- one\n- two (see log)\n[WARNING] a\n[WARNING] 'x' is *missing* @ line 39\n\nafter [~jdoe]",
+    "*bold over \n*next* line -strike {color:red}-{color} here- and *{color:blue}*{color}*",
+    "-a [link|http://x.org/-b-] c- +u [~someone] v+ ^x\u00a0^ ~y \t\n~ ??q {quote}?? ??",
+    "|cell -x- |*b* [a|b]|\n|{code}c{code}|\n# item {panel}p{panel} *z*\n# next",
 ]
 
 

@@ -40,6 +40,8 @@ from jira2markdown.markup.text_effects import (
 )
 from pyparsing import FollowedBy, Forward, MatchFirst, ParseException, ParserElement, Regex
 
+from reqgate.handlers.jira.wiki_skip import make_jumping
+
 
 def _quoted_start(token: str) -> str:
     """Where `*bold*` or `-struck-` can start: the token after a non-word character (or at the start), not
@@ -75,48 +77,62 @@ def _starts(pattern: str) -> FollowedBy:
 _local = threading.local()
 
 
+def _transform(expr: Forward, text: str) -> str:
+    """`expr.transform_string(text)` as pyparsing computes it, trying only where an element can start."""
+    ParserElement.reset_cache()
+    parse = expr._parse
+    out: list[str] = []
+    last = loc = 0
+    while (start := _NEXT_START.search(text, loc)) is not None:
+        loc = start.start()
+        try:
+            end, tokens = parse(text, loc, callPreParse=False)
+        except ParseException:
+            loc += 1
+            continue
+        if end <= loc:
+            loc += 1
+            continue
+        out.append(text[last:loc])
+        out.extend(_flat(tokens.as_list()))
+        last = loc = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+class _Scanned(Forward):
+    """A grammar whose transform_string jumps between possible element starts: the elements convert their
+    contents (list items, cells, bold text) through it too."""
+
+    def transform_string(self, instring: str, *, debug: bool = False) -> str:
+        return _transform(self, instring)
+
+
 class _Grammar:
     def __init__(self) -> None:
         usernames: dict[str, str] = {}
-        self.inline, self.markup = Forward(), Forward()
+        self.inline, self.markup = _Scanned(), _Scanned()
         instances = [element(inline_markup=self.inline, markup=self.markup, usernames=usernames)
                      for element in MarkupElements()]
         self.lists = [instance for instance in instances if isinstance(instance, List)]
         guarded = [(instance, _starts(_STARTS.get(type(instance), _ANY)) + instance.expr) for instance in instances]
         self.inline <<= _starts(_ANY) + MatchFirst([expr for instance, expr in guarded if instance.is_inline_element])
         self.markup <<= _starts(_ANY) + MatchFirst([expr for _, expr in guarded])
-        self.markup.keepTabs = True
-        self.markup.streamline()
+        for grammar in (self.inline, self.markup):
+            grammar.keepTabs = True
+            grammar.streamline()
+        make_jumping(self.markup)
         # The scan below relies on jira2markdown's grammar skipping no white space before an element (its
         # default white characters are none): then the guard is a plain match at the position, and every
         # position before the next match of `_NEXT_START` would fail.
-        if self.markup.whiteChars or self.markup.ignoreExprs:
+        if any(grammar.whiteChars or grammar.ignoreExprs for grammar in (self.inline, self.markup)):
             raise RuntimeError("jira2markdown's grammar now skips white space: the jumping scan would differ")
 
     def convert(self, text: str) -> str:
-        """`self.markup.transform_string(text)`, trying only where an element can start."""
         # A fresh grammar starts every list at indent 0; a failed list match can leave another value behind.
         for element in self.lists:
             element.indent_state.reset()
-        ParserElement.reset_cache()
-        parse = self.markup._parse
-        out: list[str] = []
-        last = loc = 0
-        while (start := _NEXT_START.search(text, loc)) is not None:
-            loc = start.start()
-            try:
-                end, tokens = parse(text, loc, callPreParse=False)
-            except ParseException:
-                loc += 1
-                continue
-            if end <= loc:
-                loc += 1
-                continue
-            out.append(text[last:loc])
-            out.extend(_flat(tokens.as_list()))
-            last = loc = end
-        out.append(text[last:])
-        return "".join(out)
+        return _transform(self.markup, text)
 
 
 def _flat(items: list[object]) -> Iterator[str]:
