@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from reqgate.bot.state import StateStore
 from reqgate.bot.steps import Services
 from reqgate.bot.wiring import llm_pool_for
 from reqgate.handlers.base import TicketRef
+from reqgate.pipeline.config import LLMSettings
+from reqgate.pipeline.llm import LLMClient, LLMPool, Turn
 from tests.fakes.fake_anthropic import FakeAnthropic, Reply
 from tests.test_bot_flow import GOOD_BODY, InProcess, MemoryTracker, trigger, wait_for
 
@@ -127,3 +130,31 @@ def test_a_review_waiting_to_write_does_not_hold_back_the_llm_calls_of_others(
     assert wait_for(eng, "gh:d1").status == "published"
     assert fake_anthropic.structure_calls() == 3 and len(fake_anthropic.messages_requests) == 6
     assert fake_anthropic.most_at_once == 1  # REQGATE_WORKER_CONCURRENCY=1: one LLM request at a time
+
+
+def test_clients_of_a_pool_share_its_connections_and_wait_for_a_slot_outside_the_deadline(
+    fake_anthropic: FakeAnthropic, fast_llm_settings: LLMSettings
+) -> None:
+    """Time queued for a slot is this process's, not the API's: a long queue must not fail the call."""
+    calls: list[str] = []
+    clock = [0.0]
+
+    @contextmanager
+    def gate(call: str) -> Iterator[None]:
+        calls.append(call)
+        clock[0] += 10 * fast_llm_settings.deadline_s  # waited far past the deadline for a slot
+        yield
+
+    pool = LLMPool(gate=gate)
+    first = LLMClient("k", fast_llm_settings, base_url=fake_anthropic.url, pool=pool)
+    second = LLMClient("k", fast_llm_settings, base_url=fake_anthropic.url, pool=pool)
+    try:
+        for client in (first, second):
+            client._clock = lambda: clock[0]
+            reply = client.complete_text("render", "claude-sonnet-5-5", ["Be brief."], [Turn("user", "hi")], 64)
+            assert reply.record.ok
+        first.close()  # the pool's connections outlive a client
+        second.complete_text("render", "claude-sonnet-5-5", ["Be brief."], [Turn("user", "hi")], 64)
+        assert calls == ["render"] * 3
+    finally:
+        pool.close()
