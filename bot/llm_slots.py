@@ -26,33 +26,46 @@ class LLMSlots:
         self.busy = 0
         self.waiting_first = 0
         self.waiting_later = 0
-        self._changed = threading.Condition()
+        lock = threading.Lock()
+        # One condition per kind, each woken one waiter at a time: with dozens of reviews waiting, waking them
+        # all at every answer cost a worker more CPU than the slots themselves.
+        self._first = threading.Condition(lock)
+        self._later = threading.Condition(lock)
+        self._lock = lock
 
     def _free_for(self, first: bool) -> bool:
         return self.busy < self.limit and (not first or self.waiting_later == 0)
 
+    def _wake_one(self) -> None:
+        if self.busy >= self.limit:
+            return
+        if self.waiting_later:
+            self._later.notify()
+        elif self.waiting_first:
+            self._first.notify()
+
     @contextmanager
     def hold(self, call: str) -> Iterator[None]:
         first = call == FIRST_CALL
-        with self._changed:
+        with self._lock:
             if first:
                 self.waiting_first += 1
+                try:
+                    self._first.wait_for(lambda: self._free_for(True))
+                finally:
+                    self.waiting_first -= 1
             else:
                 self.waiting_later += 1
-            try:
-                self._changed.wait_for(lambda: self._free_for(first))
-            finally:
-                if first:
-                    self.waiting_first -= 1
-                else:
+                try:
+                    self._later.wait_for(lambda: self._free_for(False))
+                finally:
                     self.waiting_later -= 1
             self.busy += 1
-            if self.busy < self.limit:
-                # A first request that stood back for this one may go now.
-                self._changed.notify_all()
+            # Several slots may have freed at once, or a first request stood back for this one.
+            self._wake_one()
         try:
             yield
         finally:
-            with self._changed:
+            with self._lock:
                 self.busy -= 1
-                self._changed.notify_all()
+                self._wake_one()

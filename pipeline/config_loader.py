@@ -143,12 +143,15 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
     layers = [base or defaults_layer(), *overrides]
     merged: dict[str, Any] = {}
     provenance: dict[str, str] = {}
-    for layer in layers:
+    for index, layer in enumerate(layers):
         merged = deep_merge(merged, layer.data)
         for leaf in _leaves(layer.data):
             dotted = ".".join(leaf)
-            for known in [k for k in provenance if k.startswith(dotted + ".")]:
-                del provenance[known]
+            # Only a later layer can replace a subtree by a value; the scan, run for the defaults' hundreds
+            # of leaves, was most of the time every review spends loading its config.
+            if index:
+                for known in [k for k in provenance if k.startswith(dotted + ".")]:
+                    del provenance[known]
             provenance[dotted] = layer.source
     try:
         config = Config.model_validate(merged)
