@@ -36,7 +36,8 @@ from reqgate.bot.state import sqlalchemy_url
 from reqgate.bot.steps import Services
 from reqgate.handlers.base import Trigger
 
-APP_VERSION = "reqgate-flow-1"
+# 2: a fresh review writes its labels between call 1 and call 2 (after call 2 in 1).
+APP_VERSION = "reqgate-flow-2"
 QUEUE_NAME = "reqgate-deliveries"
 WORKFLOW_NAME = "reqgate.delivery"
 # A delivery whose replay keeps killing the process stops being retried after this many recoveries.
