@@ -153,17 +153,20 @@ def _review(
 
     previous = _load_state(step, services, trigger.ref.ticket_id)
     unchanged = previous is not None and previous.content_hash == prepared.content_hash
+
+    def label(verdict: str) -> None:
+        add, remove = label_changes(fetched.labels, verdict, config.labels)
+        if add or remove:
+            write(step, services, trigger.ref, "sync_labels",
+                  lambda: tracker.sync_labels(trigger.ref, add, remove, config.labels.color),
+                  writes=(1 if add else 0) + len(remove))
+
     if unchanged and previous.result and reusable(previous.result):
         result = replay_cached(previous.result, run_id=wid, config=config)
+        label(result.decision.verdict)
     else:
         result = _fresh_review(step, services, prepared, config, wid, loaded.source_label, tracker, trigger,
-                               previous.result if previous else None)
-
-    add, remove = label_changes(fetched.labels, result.decision.verdict, config.labels)
-    if add or remove:
-        write(step, services, trigger.ref, "sync_labels",
-              lambda: tracker.sync_labels(trigger.ref, add, remove, config.labels.color),
-              writes=(1 if add else 0) + len(remove))
+                               label, previous.result if previous else None)
     body = cap_comment(result.comment_markdown, min(tracker.comment_limit, config.limits.comment_max_chars))
     known = previous.comment_id if previous else None
     comment_id: str = write(step, services, trigger.ref, "upsert_comment",
@@ -234,7 +237,7 @@ def llm_access(services: Services, tracker: Tracker, trigger: Trigger, config: C
 
 def _fresh_review(
     step: StepRunner, services: Services, prepared: Prepared, config: Config, wid: str, config_source: str,
-    tracker: Tracker, trigger: Trigger,
+    tracker: Tracker, trigger: Trigger, label: Callable[[str], None],
     previous: ReviewResult | None = None,
 ) -> ReviewResult:
     def structure_step() -> dict[str, Any]:
@@ -244,6 +247,10 @@ def _fresh_review(
 
     structure = StructureOutcome.model_validate(io(step, "llm_structure", structure_step))
     decision: Decision = decide(prepared, structure, config)
+    # The verdict is the gate's, settled once call 1 is in, so the labels go on before call 2: the second that
+    # GitHub's pacing leaves between the label write and the comment passes while call 2 runs, instead of
+    # being waited out after it (a second of every review, and of a worker's slot in the queue).
+    label(decision.gate.verdict)
     render = RenderOutcome.model_validate(io(step, "llm_render", lambda: _with_llm(
         services, config, structure.output is not None,
         lambda llm: call_render(prepared, structure, decision, config, llm), (wid, "render", trigger))))

@@ -15,6 +15,10 @@ Role = Literal["all", "web", "worker"]
 
 
 _SUPPORTED_DRIVERS = ("postgresql", "postgresql+psycopg", "sqlite")
+# Reviews in flight per LLM call allowed at once, unless REQGATE_WORKER_IN_FLIGHT says otherwise. A review
+# spends about as long outside its LLM calls (fetch, ~1 s of write pacing, the writes) as in them, so twice
+# would just keep the LLM busy; four leaves room for a slow tracker or a busy installation.
+IN_FLIGHT_PER_LLM_CALL = 4
 
 
 def _psycopg3(url: str) -> str:
@@ -75,10 +79,17 @@ class Settings(BaseSettings):
     # A process that has not written its heartbeat for this long is taken for dead: live workers resume its
     # unfinished reviews (bot/executors.py). Long enough that a slow database moment is not a death.
     executor_timeout_s: float = Field(default=60.0, gt=0)
+    # LLM requests a worker process sends at once (bot/llm_slots.py): what costs money and meets the
+    # provider's rate limits. It used to bound whole reviews, so one waiting for its write slot idled the LLM.
     worker_concurrency: int = Field(default=8, gt=0)
+    # Reviews a worker process has taken from the queue and not finished: in an LLM request or waiting for
+    # one, waiting for a write slot (GitHub's pacing) or for the tracker, or sleeping before an outage retry.
+    # Unset: `IN_FLIGHT_PER_LLM_CALL` times `worker_concurrency`.
+    worker_in_flight: int | None = Field(default=None, gt=0)
     # How often each worker asks the database for queued reviews. A review waits half of it on average
-    # before it starts (at 1 s that alone cost ~20% of a 2 s review's throughput); one small indexed query
-    # per worker four times a second is nothing to PostgreSQL or SQLite.
+    # before it starts; with more reviews in flight than LLM slots that no longer idles the LLM under load,
+    # so it is a matter of latency on a quiet system. One small indexed query per worker four times a second
+    # is nothing to PostgreSQL or SQLite.
     queue_poll_s: float = Field(default=0.25, gt=0)
     # A review that fails because the tracker is unreachable, answers 5xx or rate-limits past the in-step
     # retries is tried again by the workflow after a durable sleep, the pause doubling from the first to the
@@ -108,6 +119,10 @@ class Settings(BaseSettings):
             return None
         database = Path(url.database)
         return database.with_name(f"{database.stem}-inbox.sqlite")
+
+    @property
+    def reviews_in_flight(self) -> int:
+        return self.worker_in_flight or IN_FLIGHT_PER_LLM_CALL * self.worker_concurrency
 
     @property
     def workers_in_child(self) -> bool:

@@ -16,6 +16,7 @@ from reqgate.bot import metrics
 from reqgate.bot.app import create_app
 from reqgate.bot.credentials import CredentialChecks, github_app_key_problem
 from reqgate.bot.inbox import InboxFile, Intake
+from reqgate.bot.llm_slots import LLMSlots
 from reqgate.bot.logging import get_logger
 from reqgate.bot.pacing import WritePacer
 from reqgate.bot.redeliver import LEASE_KEY, RedeliveryJob, accepted_by, redeliver_missed, workflow_ids
@@ -31,6 +32,7 @@ from reqgate.handlers.github.tracker import GitHubTracker
 from reqgate.handlers.github.webhook import BotIdentity
 from reqgate.handlers.jira.tracker import JiraTracker
 from reqgate.handlers.jira.webhook import JiraIdentity
+from reqgate.pipeline.llm import LLMPool
 
 log = get_logger("reqgate.wiring")
 I = TypeVar("I")
@@ -91,6 +93,7 @@ class Runtime:
     engine_here: bool = False
     queue_reader: QueueReader | None = None
     redelivery: RedeliveryJob | None = None
+    llm_pool: LLMPool = field(default_factory=LLMPool)
 
     def app(self) -> Starlette:
         return create_app(self.sources, self, max_body_bytes=self.settings.max_body_bytes,
@@ -116,6 +119,8 @@ class Runtime:
         inbox_path = settings.inbox_path()
         workers_here = _workers_here(settings)
         self.engine_here = _engine_here(settings)
+        if workers_here:
+            self.llm_pool.warm()
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":
@@ -168,6 +173,7 @@ class Runtime:
         if self.queue_reader is not None:
             self.queue_reader.close()
         self.engine.shutdown()
+        self.llm_pool.close()
         for tracker in self.services.trackers.values():
             close = getattr(tracker, "close", None)
             if close is not None:
@@ -263,6 +269,11 @@ def _pacing(settings: Settings, pacer: WritePacer) -> Callable[[TicketRef, int],
     return pace
 
 
+def llm_pool_for(settings: Settings) -> LLMPool:
+    """The process's LLM connections, with `worker_concurrency` requests at a time (bot/llm_slots.py)."""
+    return LLMPool(gate=LLMSlots(settings.worker_concurrency).hold)
+
+
 def build(settings: Settings) -> Runtime:
     """Everything but the launch (the app's lifespan launches it, in the process that serves)."""
     trackers: dict[str, Tracker] = {}
@@ -290,8 +301,10 @@ def build(settings: Settings) -> Runtime:
             ))
             identities.append(jira_identity)
     state = StateStore.connect(settings.system_database_url())
+    llm_pool = llm_pool_for(settings)
     services = Services(
-        trackers=trackers, state=state, pace_writes=_pacing(settings, WritePacer(state.engine)),
+        trackers=trackers, state=state, llm_factory=llm_pool.client,
+        pace_writes=_pacing(settings, WritePacer(state.engine)),
         outage_retry=OutageRetry(first_s=settings.outage_retry_first_s, max_s=settings.outage_retry_max_s,
                                  horizon_s=settings.outage_horizon_s),
     )
@@ -300,4 +313,4 @@ def build(settings: Settings) -> Runtime:
         # Here rather than at launch, so that a second live process with this id stops with one line.
         engine.claim_executor(_workers_here(settings))
     return Runtime(settings=settings, services=services, engine=engine, sources=sources, identities=identities,
-                   credentials=credentials)
+                   credentials=credentials, llm_pool=llm_pool)

@@ -2,9 +2,11 @@
 
 One workflow per delivery, its id `<source>:<delivery id>`, so a delivery enqueued twice runs once. The
 queue is partitioned by ticket with one workflow at a time per partition: two quick events for one ticket
-run one after the other, different tickets in parallel. Each I/O is a checkpointed step (bot/steps.py);
-on launch DBOS recovers the workflows this executor left unfinished and resumes them after their last
-recorded step; those of an executor that never comes back are resumed by the others (bot/executors.py).
+run one after the other, different tickets in parallel. A worker takes up to `reviews_in_flight` of them at
+once; their LLM requests go `worker_concurrency` at a time (bot/llm_slots.py). Each I/O is a checkpointed
+step (bot/steps.py); on launch DBOS recovers the workflows this executor left unfinished and resumes them
+after their last recorded step; those of an executor that never comes back are resumed by the others
+(bot/executors.py).
 
 DBOS resumes only workflows of its own application version, by default a hash of the workflow's source:
 any edit of it would strand every in-flight review at an upgrade. The version is ours instead,
@@ -34,7 +36,8 @@ from reqgate.bot.state import sqlalchemy_url
 from reqgate.bot.steps import Services
 from reqgate.handlers.base import Trigger
 
-APP_VERSION = "reqgate-flow-1"
+# 2: a fresh review writes its labels between call 1 and call 2 (after call 2 in 1).
+APP_VERSION = "reqgate-flow-2"
 QUEUE_NAME = "reqgate-deliveries"
 WORKFLOW_NAME = "reqgate.delivery"
 # A delivery whose replay keeps killing the process stops being retried after this many recoveries.
@@ -155,7 +158,8 @@ class Engine:
         DBOS.register_queue(
             QUEUE_NAME,
             partition_concurrency=1,
-            worker_concurrency=self.settings.worker_concurrency,
+            # More reviews than LLM slots: one waiting for a write slot must not keep the LLM idle.
+            worker_concurrency=self.settings.reviews_in_flight,
             polling_interval_sec=self.settings.queue_poll_s,
             on_conflict="always_update",
         )
@@ -169,6 +173,8 @@ class Engine:
         self._launched = True
         self._workers = workers
         log.info("engine_launched", workers=workers, queue=QUEUE_NAME,
+                 reviews_in_flight=self.settings.reviews_in_flight,
+                 llm_requests_at_once=self.settings.worker_concurrency,
                  database="sqlite" if self.settings.uses_sqlite else "postgres")
 
     def enqueue_batch(self, triggers: Sequence[Trigger]) -> list[bool]:

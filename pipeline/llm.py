@@ -13,11 +13,12 @@ import email.utils
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
 
 from reqgate.pipeline.config import LLMSettings, Price
 from reqgate.pipeline.logs import get_logger
@@ -119,30 +120,81 @@ def _classify(exc: anthropic.AnthropicError, timeout: float) -> _Retryable | str
     return f"client error ({type(exc).__name__})"
 
 
+def _no_gate(_call: CallName) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+class LLMPool:
+    """What every client of a long-running process shares.
+
+    One HTTP connection pool (a client per review stage is cheap, a pool is not): a new pool builds a TLS
+    context, about 50 ms of CPU, and opens a new connection, with its TLS handshake, to the API. The SDK's
+    HTTP client is safe to share between threads.
+
+    And the `gate` each request to the API is sent inside (the bot's limit on requests at once, bot/llm_slots.py):
+    held for the request only, not while a prompt is built, an answer parsed or a retry waits.
+    """
+
+    def __init__(self, gate: Callable[[CallName], AbstractContextManager[None]] = _no_gate) -> None:
+        self.gate = gate
+        self._http: Any = None
+        self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        """Load the SDK and make the pool now, when a key is set, rather than in the first review: the
+        import takes a second or more, several when the process is busy."""
+        if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+            self.http_client()
+
+    def http_client(self) -> Any:
+        with self._lock:
+            if self._http is None:
+                import anthropic
+
+                self._http = anthropic.DefaultHttpxClient()
+            return self._http
+
+    def client(self, settings: LLMSettings) -> LLMClient | None:
+        """`LLMClient.from_env` on this pool: the bot's `llm_factory`."""
+        return LLMClient.from_env(settings, pool=self)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+
 class LLMClient:
     # Class attributes rather than settings: they tune the retry curve, which tests shorten.
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
 
-    def __init__(self, api_key: str, settings: LLMSettings, base_url: str | None = None):
+    def __init__(self, api_key: str, settings: LLMSettings, base_url: str | None = None,
+                 pool: LLMPool | None = None):
         import anthropic
 
         self.settings = settings
+        self._pool = pool
+        self._gate = pool.gate if pool is not None else _no_gate
         self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s,
+            **({"http_client": pool.http_client()} if pool is not None else {}),
         )
         self._sleep: Callable[[float], None] = time.sleep
         self._clock: Callable[[], float] = time.monotonic
 
     @classmethod
-    def from_env(cls, settings: LLMSettings) -> LLMClient | None:
+    def from_env(cls, settings: LLMSettings, pool: LLMPool | None = None) -> LLMClient | None:
         api_key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
         if not api_key:
             return None
-        return cls(api_key, settings, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None)
+        return cls(api_key, settings, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None, pool=pool)
 
     def close(self) -> None:
-        self._client.close()
+        """Closes the connections, unless they are the pool's (it outlives the client)."""
+        if self._pool is None:
+            self._client.close()
 
     def complete_json(
         self,
@@ -191,36 +243,43 @@ class LLMClient:
             return LLMError(reason, record)
 
         while True:
-            timeout = min(self.settings.timeout_s, deadline - self._clock())
-            if timeout <= 0:
-                raise failed(f"deadline of {self.settings.deadline_s:g}s reached")
-            attempts += 1
-            try:
-                message = self._client.messages.create(
-                    model=model,
-                    max_tokens=max_tokens,
-                    system=system_blocks,  # type: ignore[arg-type]
-                    messages=wire_messages,  # type: ignore[arg-type]
-                    timeout=timeout,
-                    **extra,
-                )
-            except anthropic.AnthropicError as exc:
-                verdict = _classify(exc, timeout)
-                if isinstance(verdict, str):
-                    raise failed(verdict) from None
-                if attempts > self.settings.max_retries:
-                    raise failed(f"{verdict.reason} after {attempts} attempts") from None
-                delay = verdict.retry_after
-                if delay is None:
-                    ceiling = min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempts - 1))
-                    delay = random.uniform(ceiling / 2, ceiling)
-                if self._clock() + delay >= deadline:
-                    raise failed(f"{verdict.reason}; no time left to retry after {attempts} attempts") from None
-                log.info("llm.retry", call=call, model=model, attempt=attempts, reason=verdict.reason,
-                         delay_s=round(delay, 3))
-                self._sleep(delay)
-                continue
-            return self._reply(call, model, message, attempts, started)
+            queued = self._clock()
+            with self._gate(call):
+                # Waiting for a slot is this process's queue, not the API being slow: it uses none of the deadline.
+                deadline += self._clock() - queued
+                timeout = min(self.settings.timeout_s, deadline - self._clock())
+                if timeout <= 0:
+                    raise failed(f"deadline of {self.settings.deadline_s:g}s reached")
+                attempts += 1
+                try:
+                    message = self._client.messages.create(
+                        model=model,
+                        max_tokens=max_tokens,
+                        system=system_blocks,  # type: ignore[arg-type]
+                        messages=wire_messages,  # type: ignore[arg-type]
+                        timeout=timeout,
+                        **extra,
+                    )
+                except anthropic.AnthropicError as exc:
+                    error: anthropic.AnthropicError | None = exc
+                else:
+                    error = None
+            if error is None:
+                return self._reply(call, model, message, attempts, started)
+            verdict = _classify(error, timeout)
+            if isinstance(verdict, str):
+                raise failed(verdict) from None
+            if attempts > self.settings.max_retries:
+                raise failed(f"{verdict.reason} after {attempts} attempts") from None
+            delay = verdict.retry_after
+            if delay is None:
+                ceiling = min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempts - 1))
+                delay = random.uniform(ceiling / 2, ceiling)
+            if self._clock() + delay >= deadline:
+                raise failed(f"{verdict.reason}; no time left to retry after {attempts} attempts") from None
+            log.info("llm.retry", call=call, model=model, attempt=attempts, reason=verdict.reason,
+                     delay_s=round(delay, 3))
+            self._sleep(delay)
 
     def _reply(
         self, call: CallName, model: str, message: anthropic.types.Message, attempts: int, started: float

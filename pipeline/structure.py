@@ -156,13 +156,20 @@ def _strict(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
+@cache
+def _strict_schema(model: type[BaseModel]) -> str:
+    """Generated once per model (pydantic builds it anew on every call: a tenth of a worker's CPU); as JSON
+    text, so that each caller fills in its own copy."""
+    raw = model.model_json_schema()
+    return json.dumps(_strict(raw, raw.get("$defs", {})))
+
+
 def wire_schema(
     dimensions: list[str], rubric: str = "story", may_dismiss: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The JSON Schema sent as `output_config.format.schema`: the draft shaped for the rubric's ticket type,
     enums pinning ticket types, rubric dimensions, issue categories and the findings that may be dismissed."""
-    raw = _WIRE_BY_RUBRIC.get(rubric, _WIRE_BY_RUBRIC["story"]).model_json_schema()
-    schema: dict[str, Any] = _strict(raw, raw.get("$defs", {}))
+    schema: dict[str, Any] = json.loads(_strict_schema(_WIRE_BY_RUBRIC.get(rubric, _WIRE_BY_RUBRIC["story"])))
     props = schema["properties"]
     props["ticket_type"]["enum"] = [t.value for t in TicketType]
     props["ratings"]["items"]["properties"]["dimension"]["enum"] = list(dimensions)

@@ -93,7 +93,7 @@ def test_opened_gives_one_comment_and_one_label(server: BotServer, github: FakeG
     assert ours(github.issue(REPO, number).labels) == {label}
     assert len(fake_anthropic.requests) == 2  # structure, then render
     assert server.steps("gh:open-1") == ["started_at", "load_config", "fetch_and_prepare", "load_state",
-                                         "llm_structure", "llm_render", "sync_labels", "upsert_comment",
+                                         "llm_structure", "sync_labels", "llm_render", "upsert_comment",
                                          "save_state"]
 
 

@@ -183,7 +183,7 @@ def test_the_cloud_capture_of_issue_created_gives_one_wiki_comment_and_one_label
     assert write.body["update"] == {"labels": [{"add": label}]} and "labels" not in write.body["fields"]
     assert len(fake_anthropic.requests) == 2  # structure, then render
     assert server.steps("jira:created-1") == ["started_at", "resolve_ref", "load_config", "fetch_and_prepare",
-                                              "load_state", "llm_structure", "llm_render", "sync_labels",
+                                              "load_state", "llm_structure", "sync_labels", "llm_render",
                                               "upsert_comment", "save_state"]
     # The description was read from Jira (wiki markup -> markdown) and sent to the LLM delimited.
     assert "one row per task" in fake_anthropic.requests[0].user_text

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from datetime import datetime
 
 import httpx
-from github import Auth
 from pydantic import BaseModel, ConfigDict
 
-from reqgate.handlers.github.client import DEFAULT_API_URL, USER_AGENT
+from reqgate.handlers.github.client import DEFAULT_API_URL, USER_AGENT, app_auth
 
 
 class Delivery(BaseModel):
@@ -52,7 +51,7 @@ class AppDeliveries:
     """The App's delivery log over the REST API, authenticated with the App's JWT."""
 
     def __init__(self, app_id: int, private_key: str, api_url: str = DEFAULT_API_URL, timeout: float = 15.0) -> None:
-        self._auth = Auth.AppAuth(app_id, private_key)
+        self._auth = app_auth(app_id, private_key)
         self._http = httpx.Client(base_url=api_url.rstrip("/") + "/", timeout=timeout,
                                   headers={"Accept": "application/vnd.github+json", "User-Agent": USER_AGENT,
                                            "X-GitHub-Api-Version": "2022-11-28"})

@@ -382,6 +382,9 @@ class FakeAnthropic:
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # Requests being answered at this moment, and the most there ever were: the client's concurrency.
+        self.in_flight = 0
+        self.most_at_once = 0
 
     # lifecycle
 
@@ -452,6 +455,7 @@ class FakeAnthropic:
             self._script.clear()
             self._cache_prefixes.clear()
             holds, self._holds = self._holds, []
+            self.most_at_once = self.in_flight
         self.default_responder = default_reply
         for hold in holds:
             hold.release()
@@ -477,6 +481,23 @@ class FakeAnthropic:
     # serving
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.most_at_once = max(self.most_at_once, self.in_flight)
+        try:
+            self._answer(handler)
+        finally:
+            self._answered(handler)
+
+    def _answered(self, handler: BaseHTTPRequestHandler) -> None:
+        """Counted out before the answer is written: the client may send its next request once it has read it."""
+        if getattr(handler, "_reqgate_answered", False):
+            return
+        handler._reqgate_answered = True  # type: ignore[attr-defined]
+        with self._lock:
+            self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         raw = handler.rfile.read(length).decode("utf-8", "replace") if length else ""
         try:
@@ -553,6 +574,7 @@ class FakeAnthropic:
     def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any],
               headers: dict[str, str]) -> None:
         data = json.dumps(payload).encode()
+        self._answered(handler)
         try:
             handler.send_response(status)
             handler.send_header("content-type", "application/json")
