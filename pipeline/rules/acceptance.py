@@ -105,7 +105,8 @@ def described(doc: Document) -> bool:
     return _SPECIFIC_RE.search(doc.text) is not None
 
 
-# Verbs of work that has no end state of its own, at the start of the title (after a "Spike:"-like tag).
+# Verbs of work that has no end state of its own, opening the title or the body's first line (after a "Spike:"-like
+# tag).
 _OPEN_ENDED_RE = re.compile(
     r"[ \t]*(?:\[[^\]\n]{1,30}\][ \t]*)?(?:(?:spike|research|investigation|task|todo)[ \t]*[:\-][ \t]*)?"
     r"(?P<verb>investigate|look(?:ing)? into|research|explore|evaluate|assess|study|analy[sz]e|(?:code )?review"
