@@ -18,6 +18,9 @@ MAX_NAMES = 600
 MAX_INNER_STARTS = 48
 # Token-shaped values whose preceding words are read for a service name or credential word, per text.
 MAX_CONTEXT_READS = 400
+# A value is judged by its first characters: whole values are redacted however long, but a judgement that
+# read each one in full would cost a hostile text of long values quadratic time.
+PROBE = 256
 # Phone candidates parsed by `phonenumbers` per text (the rest are judged by their shape alone).
 MAX_PHONE_PARSES = 48
 

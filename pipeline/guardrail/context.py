@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, capped
+from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
+from reqgate.pipeline.guardrail.shapes import UUID, WORD
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
@@ -39,7 +40,6 @@ _LOOK_BACK = 48
 # Bounds on the Python work per run, so a hostile run of 100 KiB costs what a real key does: a name is
 # a few parts, a value is judged by its first characters, a path by its first segments.
 _MAX_NAME_PARTS = 8
-_PROBE = 256
 _MAX_SEGMENTS = 16
 # The context word must be one of the two words nearest the value; a reference word among the three
 # nearest vetoes it ("foreign key constraint fk1c6b…", "lastVcsRevisionKey = 1c96…").
@@ -62,8 +62,6 @@ _REFERENCE_WORDS = frozenset({
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
 })
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
 _PLACEHOLDER = re.compile(r"example|sample|dummy|fake|placeholder|changeme|redacted|your|xxxx|test|0000000")
@@ -89,11 +87,11 @@ def _is_context(word: str) -> bool:
 def _kind(value: str) -> str | None:
     """"hex" for a hex run of 32+ digits or a UUID, "random" for letters and digits mixed with no words
     in them, else None."""
-    core = value[:_PROBE].rstrip("=")
+    core = value[:PROBE].rstrip("=")
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):
-        return "hex" if len(core) - core.count("-") >= 32 or _UUID.fullmatch(core) else None
+        return "hex" if len(core) - core.count("-") >= 32 or UUID.fullmatch(core) else None
     letters = sum(map(str.isalpha, core))
     digits = sum(map(str.isdigit, core))
     if letters < 4 or _worded(core):
@@ -114,7 +112,7 @@ def _worded(value: str) -> bool:
     """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel or
     five consonants in a row ("Jrtpvyd", "jklmn") is not a word: random letters make such pieces."""
     worded = 0
-    for match in _WORD.finditer(value):
+    for match in WORD.finditer(value):
         piece = match.group().lower()
         vowels = sum(c in "aeiouy" for c in piece)
         if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece):
@@ -158,7 +156,7 @@ def _window_words(text: str, start: int) -> list[str]:
 
 def _is_value(value: str) -> bool:
     return ("/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X"))
-            and not _PLACEHOLDER.search(value[:_PROBE].lower()))
+            and not _PLACEHOLDER.search(value[:PROBE].lower()))
 
 
 def _run_has_context(text: str, start: int, names: list[str]) -> bool:

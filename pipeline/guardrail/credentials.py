@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
-from reqgate.pipeline.guardrail.budget import MAX_NAMES, capped
+from reqgate.pipeline.guardrail.budget import MAX_NAMES, PROBE, capped
+from reqgate.pipeline.guardrail.shapes import UUID, WORD
 
 Range = tuple[int, int]
 
@@ -201,7 +202,7 @@ def _name_strength(name: str, word: str) -> int:
 def _mixed_random(value: str) -> bool:
     """Machine-made shape: long, with letters and digits; not words with a number ("user_42_profile"),
     a path or a date ("SK#2024-05-01")."""
-    value = value[:_PROBE]
+    value = value[:PROBE]
     letters = sum(map(str.isalpha, value))
     digits = sum(map(str.isdigit, value))
     return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
@@ -214,28 +215,24 @@ def _snake_identifier(value: str) -> bool:
     return len(parts) >= 2 and all(part.isalpha() or part.isdigit() for part in parts)
 
 
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
-# A value is judged by its first characters: whole values are redacted however long, but a judgement
-# that read each one in full would cost a hostile text of long values quadratic time.
-_PROBE = 256
 _JOINED = re.compile(r"[_-]")
 
 
 def _worded(value: str) -> bool:
     """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception"."""
-    value = value[:_PROBE]
-    return sum(len(m.group()) for m in _WORD.finditer(value)) > len(value) * 0.45
+    value = value[:PROBE]
+    return sum(len(m.group()) for m in WORD.finditer(value)) > len(value) * 0.45
 
 
 def _long_random_word(value: str) -> bool:
     """A long run of letters and digits, many distinct, not made of words."""
-    value = value[:_PROBE]
+    value = value[:PROBE]
     return len(value) >= 16 and value.isalnum() and len(set(value)) >= 10 and not _worded(value)
 
 
 def _looks_random(value: str) -> bool:
     """Strong-password shape: long, letters and digits, plus capitals or symbols."""
-    value = value[:_PROBE]
+    value = value[:PROBE]
     has_letter = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     extra = any(c.isupper() for c in value) or any(not c.isalnum() for c in value)
@@ -263,7 +260,7 @@ def _bare_value(text: str, start: int, run_end: int) -> tuple[str, int]:
     if run_end - start <= _LONG_VALUE:
         value = _trim(text[start:run_end])
         return value, start + len(value)
-    tail_start = run_end - _PROBE
+    tail_start = run_end - PROBE
     return text[start:start + _LONG_VALUE], tail_start + len(_trim(text[tail_start:run_end]))
 
 
@@ -325,7 +322,7 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 
 
 def _is_placeholder(value: str) -> bool:
-    value = value[:_PROBE]
+    value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
@@ -363,7 +360,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             "\n" in separator or not separator.strip() or separator.strip() in (",", "("))
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
-        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:_PROBE]:
+        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE]:
             continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
             # found by `_URL_USERINFO`)
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
@@ -401,7 +398,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
                 continue
         elif strength == 1:
-            if not (_mixed_random(value) or _UUID.fullmatch(value) or _long_random_word(value)
+            if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
                     or value.isdigit() and len(value) >= 16):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
@@ -422,7 +419,6 @@ def find_named_values(text: str) -> Iterator[Range]:
 # Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -497,8 +493,8 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
         name, value = match.group(1), match.group(2)
         if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
             continue
-        letters = sum(c.isalpha() for c in value[:_PROBE])
-        digits = sum(c.isdigit() for c in value[:_PROBE])
+        letters = sum(c.isalpha() for c in value[:PROBE])
+        digits = sum(c.isdigit() for c in value[:PROBE])
         if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
                 and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
             yield match.span(2)

@@ -14,18 +14,16 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from reqgate.pipeline.guardrail.budget import capped
+from reqgate.pipeline.guardrail.budget import PROBE, capped
+from reqgate.pipeline.guardrail.shapes import WORD
 
 Range = tuple[int, int]
 
 # Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
 _MIN_LENGTH = 20
-_PROBE = 256
 # Only runs long enough to be a token are candidates, so words never count against the budget.
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]{%d,}+=*+" % (_MIN_LENGTH - 1))
 _HEX = re.compile(r"(?:0x)?[0-9a-f-]+|(?:0x)?[0-9A-F-]+")
-# A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
-_WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _JOINERS = re.compile(r"[-_/+]+")
 # A part that only a path or a name has: a lower-case word, a capitalised word, a short all-digit date part.
 _PATH_WORD = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}|(?:19|20)\d\d")
@@ -45,14 +43,14 @@ def _random_part(part: str) -> bool:
     if len(part) < 4 or part.isdigit() or _HEX.fullmatch(part):
         return False
     changes = sum(_class(a) != _class(b) for a, b in zip(part, part[1:], strict=False))
-    worded = sum(len(m.group()) for m in _WORD.finditer(part))
+    worded = sum(len(m.group()) for m in WORD.finditer(part))
     return changes >= 3 and worded <= len(part) * 0.45
 
 
 def looks_random(token: str) -> bool:
     """Whether `token` (no joiners at its ends) has the shape of a machine-made secret."""
     # Judged by its first characters (it is redacted whole): a hostile run of 100 KiB costs what a key does.
-    core = token.rstrip("=")[:_PROBE]
+    core = token.rstrip("=")[:PROBE]
     if len(core) < _MIN_LENGTH or _HEX.fullmatch(core):
         return False
     digits = sum(c.isdigit() for c in core)
@@ -68,7 +66,7 @@ def looks_random(token: str) -> bool:
         if sum(len(part) for part in parts if _random_part(part)) < len(core) * 0.6:
             return False
     # Share of the token made of words; random strings hold few words of 3+ letters.
-    worded = sum(len(m.group()) for m in _WORD.finditer(core))
+    worded = sum(len(m.group()) for m in WORD.finditer(core))
     if worded > len(core) * 0.45:
         return False
     changes = sum(_class(a) != _class(b) for a, b in zip(core, core[1:], strict=False))
