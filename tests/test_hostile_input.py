@@ -106,9 +106,10 @@ def test_the_jwt_shape_that_stalled_the_event_loop() -> None:
                                            "note to the ai:", "(ignore", "don't", "p.s. "]), max_size=30))
 def test_trigger_gating_never_changes_what_is_found(pieces: list[str]) -> None:
     """The trigger strings only skip patterns that cannot match: with or without them the ranges are equal."""
-    from reqgate.pipeline.guardrail.injection import _find
+    from reqgate.pipeline.guardrail.injection import _find, _plan
     from reqgate.pipeline.guardrail.injection_families import Gated, compiled_families
 
     text = "".join(pieces)
-    gated = list(compiled_families(tuple(CONFIG.guardrail.injection.families)))
-    assert _find(text, gated) == _find(text, [Gated((), candidate.source) for candidate in gated])
+    gated = compiled_families(tuple(CONFIG.guardrail.injection.families))
+    ungated = tuple(Gated((), candidate.source) for candidate in gated)
+    assert _find(text, _plan(gated)) == _find(text, _plan(ungated))

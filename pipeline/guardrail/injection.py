@@ -35,8 +35,8 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 
 def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
-    gated = compiled_families(tuple(settings.families)) + _configured(tuple(settings.patterns))
-    return merge_ranges(_find(text, list(gated)) + _encoded(text, list(gated)))
+    plan = _plan(compiled_families(tuple(settings.families)) + _configured(tuple(settings.patterns)))
+    return merge_ranges(_find(text, plan) + _encoded(text, plan))
 
 
 @lru_cache(maxsize=32)
@@ -72,22 +72,21 @@ def _decode(token: str, kind: str) -> str | None:
     return decoded if decoded and printable >= 0.9 * len(decoded) else None
 
 
-def _encoded(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
+def _encoded(text: str, plan: _Plan) -> list[tuple[int, int]]:
     ranges = []
     for pattern, kind in _ENCODED:
         for match in pattern.finditer(text):
             decoded = _decode(match.group(), kind)
-            if decoded and _find(decoded, gated):
+            if decoded and _find(decoded, plan):
                 ranges.append(match.span())
     return ranges
 
 
-def _find(text: str, gated: list[Gated]) -> list[tuple[int, int]]:
+def _find(text: str, plan: _Plan) -> list[tuple[int, int]]:
     """Matches of each pattern of which one trigger string of every set occurs in the normalised view."""
-    if not gated or not text:
+    if not plan.candidates or not text:
         return []
     view = normalize(text)
-    plan = _plan(tuple(gated))
     words = _Words(view.text, plan.lengths)
     ranges = []
     # Written out rather than all(any(...)): this loop runs for every pattern of every text screened.
