@@ -385,6 +385,8 @@ class FakeAnthropic:
         # Requests being answered at this moment, and the most there ever were: the client's concurrency.
         self.in_flight = 0
         self.most_at_once = 0
+        # (received, answered) wall-clock times of every request: how busy the client kept the API.
+        self.busy: list[tuple[float, float]] = []
 
     # lifecycle
 
@@ -481,6 +483,7 @@ class FakeAnthropic:
     # serving
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        handler._reqgate_received = time.time()  # type: ignore[attr-defined]
         with self._lock:
             self.in_flight += 1
             self.most_at_once = max(self.most_at_once, self.in_flight)
@@ -496,6 +499,7 @@ class FakeAnthropic:
         handler._reqgate_answered = True  # type: ignore[attr-defined]
         with self._lock:
             self.in_flight -= 1
+            self.busy.append((handler._reqgate_received, time.time()))  # type: ignore[attr-defined]
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
