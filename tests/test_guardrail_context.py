@@ -29,6 +29,9 @@ def sent(body: str) -> str:
     (f"The integration reads ACCESS code {UUID} from the vault.", UUID),
     (f"restpack_key = '{MIXED}'", MIXED),
     ("algolia api key: KqXvTzRbWmJpNcYdLsHf", "KqXvTzRbWmJpNcYdLsHf"),  # letters only, no words in it
+    # A vendor's documented sample shape, with a real key pasted in its place as often as not.
+    ("vatlayer SECRET abcdefghijklmnopqrstuvwxyzabcdef", "abcdefghijklmnopqrstuvwxyzabcdef"),
+    ("tefter PRIVATE KEY zyxwvutsrqponmlkjihg", "zyxwvutsrqponmlkjihg"),
     (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
      f"{HEX40[:32]}/{UUID}", UUID),
     (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
@@ -57,6 +60,8 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     f"Mesos task datadog-monitor.{UUID} was lost.",
     "The secret rotation job ran at 2024-05-01T10:20:30Z for build 1.2.3-SNAPSHOT.",
     "Use the access token from ${SECRET_TOKEN} or {{secret}}; never changeme or EXAMPLE values.",
+    "The slug alphabet is abcdefghijklmnopqrstuvwxyz0123456789, no capitals.",
+    "Rename the key CONFIGURATION_PROPERTY_NAME_FOR_TIMEOUTS in the settings file.",
 ])
 def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
     assert sent(body) == body

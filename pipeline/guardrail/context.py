@@ -24,12 +24,16 @@ import re
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
+from reqgate.pipeline.guardrail.entropy import shannon_entropy
 from reqgate.pipeline.guardrail.shapes import UUID, WORD
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
 
 _MIN_VALUE = 16
+# A value this long whose characters are nearly all different (bits per character) is machine-made.
+_SPREAD_MIN = 20
+_SPREAD_BITS = 4.0
 # A run of token characters at least `_MIN_VALUE` long; the look-behind after the first character lets
 # the engine skip ahead, and the run never starts inside another.
 _RUN = re.compile(r"[A-Za-z0-9_+/.~-](?<![A-Za-z0-9_+/.~-].)[A-Za-z0-9_+/.~-]{%d,}+=*+" % (_MIN_VALUE - 1))
@@ -101,6 +105,11 @@ def _kind(value: str) -> str | None:
     if digits >= 2 and changes >= len(core) * 0.2:
         return "random"
     if digits < 2 and not core.isupper() and not core.islower() and changes >= len(core) / 4:
+        return "random"
+    # Twenty or more characters nearly all different ("abcdefghijklmnopqrst", "ZYXWVUTSRQPONMLKJIHG"): no word
+    # or identifier is spelt so, and it is the shape of the sample keys vendors document, which people paste
+    # with a real key in their place. Only a service name or credential word before it makes it a key.
+    if len(core) >= _SPREAD_MIN and shannon_entropy(core) >= _SPREAD_BITS:
         return "random"
     return None
 
