@@ -62,6 +62,16 @@ _PEM_BODY = re.compile(r"-----BEGIN [^-]+-----(.+?)-----END", re.DOTALL)
 _RUN = re.compile(r"[A-Za-z0-9+_\-~!$%*#^]{8,}=*")
 _NAMEISH = re.compile(r"(?i)(?:secret|token|key|password|access|private)$")
 _HOSTLIKE = re.compile(r"[a-z0-9-]+")
+# A value given to a password or secret by name (`Password=…;`, `password 'pass123'`, `$password = "…"`) or to
+# a command's `-p`: that value is the fixture's secret even when a longer run (a host, a database) is beside it.
+_NAMED_VALUE = re.compile(
+    r"(?im)(?<![a-z])(?:password|passwd|pwd|pass)[\"']?[ \t]*(?:[=:][ \t]*[\"'`]?|[ \t][\"'`])([^\s\"'`;,)]{4,})"
+    r"|^[ \t]*password[ \t]+([^\s\"'`]{4,})"
+    r"|[ \t]-p[ \t]+([^\s\"'`-][^\s\"'`]{3,})")
+# A reference to a secret (`$Password`, `%nothing%`, `${DB_PASS}`, `#{datastore[…]}`) or a value that only names
+# itself (`SOME_PASSWORD`, `smtp_password`, `secret`): placeholders, which the guardrail must leave alone.
+_VARIABLE = re.compile(r"\$\{[^}]*\}?|#\{.*|%\w+%|\$[A-Za-z_]\w*|\{\{.*|<\w+>")
+_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_)?(?:password|passwd|pwd|pass|secret|token)")
 
 
 def _run_score(text: str, match: re.Match[str]) -> float:
@@ -84,6 +94,9 @@ def secret_of(text: str) -> str | None:
     pem = _PEM_BODY.search(text)
     if pem:
         return pem.group(1).strip()
+    named = _NAMED_VALUE.search(text)
+    if named:
+        return named.group(1) or named.group(2) or named.group(3)
     runs = [(m, _run_score(text, m)) for m in _RUN.finditer(text)]
     runs = [(m, s) for m, s in runs if s > 0]
     if not runs:
@@ -105,6 +118,8 @@ def _drop_name_parts(run: str) -> str:
 
 
 def is_placeholder(secret: str) -> bool:
+    if _VARIABLE.fullmatch(secret) or _SELF_NAMED.fullmatch(secret):
+        return True
     body = re.sub(r"^[a-z]{2,8}[_-]+(?:[a-z]{2,8}[_-]+)?", "", secret)
     body = re.sub(r"[^A-Za-z0-9]", "", body)
     return len(set(body.lower())) <= 1 or set(body) <= set("xX")
