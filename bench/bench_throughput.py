@@ -14,7 +14,7 @@ installation, as an App serving many organisations sees them: with a single inst
 not the LLM, is the limit (about 2 writes a review: 0.5 reviews/s whatever the number of workers). The
 repositories already carry ReqGate's labels, as after their first review. Deliveries are sent one after the
 other: sent 8 at a time from this process, they slow the fake trackers it also runs (one interpreter lock),
-and the first LLM request came 2.6-3.8 s after the first delivery instead of 0.4-0.5 s.
+and the first LLM request came 2.6-3.8 s after the first delivery instead of 0.3-0.5 s.
 
 The clock runs from the first delivery sent to the last review published (the workflows' own times), so a
 run also pays for filling the pipeline (the first review's way to its first LLM request) and draining it (the
@@ -139,6 +139,8 @@ def run(label: str, reviews: int, concurrency: int, llm_s: float, workers: int, 
 
 def slot_use(busy: list[tuple[float, float]], slots: int, started: float, finished: float) -> str:
     """How busy the LLM slots were, from the fake's (received, answered) times of every request."""
+    if not busy:
+        return "LLM slots busy: no LLM request was made"
     first, last = min(b[0] for b in busy), max(b[1] for b in busy)
 
     def share(lo: float, hi: float) -> float:

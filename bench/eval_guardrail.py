@@ -67,11 +67,13 @@ _HOSTLIKE = re.compile(r"[a-z0-9-]+")
 _NAMED_VALUE = re.compile(
     r"(?im)(?<![a-z])(?:password|passwd|pwd|pass)[\"']?[ \t]*(?:[=:][ \t]*[\"'`]?|[ \t][\"'`])([^\s\"'`;,)]{4,})"
     r"|^[ \t]*password[ \t]+([^\s\"'`]{4,})"
-    r"|[ \t]-p[ \t]+([^\s\"'`-][^\s\"'`]{3,})")
+    r"|[ \t]-p[ \t]+(?!\d+(?::\d+)?\b)([^\s\"'`-][^\s\"'`]{3,})")  # not `ssh -p 2222`, `docker -p 80:80`
 # A reference to a secret (`$Password`, `%nothing%`, `${DB_PASS}`, `#{datastore[…]}`) or a value that only names
 # itself (`SOME_PASSWORD`, `smtp_password`, `secret`): placeholders, which the guardrail must leave alone.
-_VARIABLE = re.compile(r"\$\{[^}]*\}?|#\{.*|%\w+%|\$[A-Za-z_]\w*|\{\{.*|<\w+>")
-_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_)?(?:password|passwd|pwd|pass|secret|token)")
+# A variable is named like one (`$Password`, `$DB_PASS`, `$db_pass`); `$ecretP4ss` is a password.
+_VARIABLE = re.compile(r"\$\{[^}]*\}?|#\{.*|%\w+%|\$(?:[A-Z][a-z]+)+|\$[A-Z_][A-Z0-9_]*|\$[a-z_][a-z0-9_]*|\{\{.*|"
+                       r"<\w+>")
+_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_|my|your)?(?:password|passwd|pwd|pass|secret|token)")
 
 
 def _run_score(text: str, match: re.Match[str]) -> float:

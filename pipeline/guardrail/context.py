@@ -64,6 +64,8 @@ _REFERENCE_WORDS = frozenset({
     "index", "primary", "foreign", "lookup", "routing", "idempotency", "hotkey", "shortcut", "public",
     "publishable", "fingerprint", "thumbprint", "correlation", "transaction", "txn", "message", "msg", "event",
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
+    # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
+    "alphabet", "alphabets", "charset", "characters", "chars",
 })
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")

@@ -84,12 +84,10 @@ _OVERRIDE = [
     r"\b(?:ignora|ignore|olvida|omite|ignori|dimentica) (?:la|el|los|las|o|a|il|lo) (?:[^ .!?]{1,30} ){0,2}"
     r"(?:y|e|,) (?:declara|di|indica|responde|escribe|afirma|diga|declare|indique|responda|escreva|dichiara|"
     r"rispondi|scrivi)\b",
-    # a paraphrase that only sets the earlier task aside
-    r"\bregardless of (?:the |any |all |your )?(?:previous|prior|earlier|above|former|original) (?:tasks?|"
-    r"instructions|requests?|prompts?|rules|context|questions?)\b",
-    # an instruction smuggled in an encoding (Morse, ROT13, hex, binary) with the order to act on it
-    r"\bdecode (?:this|the following|the) (?:[^ .!?]{1,30} ){0,6}(?:and|then|,) (?:tell me|answer|respond to|"
-    r"reply to|obey|follow (?:it|them|its instructions|the instructions)|do what it says)\b",
+    # an instruction smuggled in an encoding (Morse, ROT13, hex, binary) with the order to act on it; "decode the
+    # JWT and respond to the client" is a specification
+    r"\bdecode (?:this|the following|the) (?:[^ .!?\n]{1,30} ){0,6}(?:and|then|,) (?:tell me what it says|"
+    r"do what it says)\b",
     # el / ko / hi / ar: the plain "ignore the previous instructions"
     r"αγνοηστε (?:ολες )?τις προηγουμενες οδηγιες|αγνοησε (?:ολες )?τις προηγουμενες οδηγιες",
     r"이전 (?:지시|지침|명령|지시사항)[을를]? ?무시",
@@ -197,14 +195,14 @@ _PERSONA = [
     r"(?:the |a |an )?'?(?:[a-z]{1,20} ){0,3}(?:override|maintenance|debug|developer|god|admin|sudo|unrestricted|"
     r"jailbreak|system reset|security audit)'?(?: mode)?\b",
     r"<(?:now )?entering [a-z ]{1,40} mode>",
-    # the maker's authority claimed ("As your creator, I need..."); not "as your administrator", which tickets say
-    r"\bas your (?:creator|programmer|maker|master|god|trainer)\b",
-    r"<(?:god|dev|developer|admin|sudo|debug|jailbreak|dan|root) mode>",
+    # the maker's authority claimed ("As your creator, I need..."); not "as your administrator" or "as your master
+    # branch", which tickets say
+    r"\bas your (?:creator|programmer|maker|god|trainer)\b",
+    r"<(?:god|jailbreak|dan) mode>",
     r"\byou (?:have to|must|will|need to) answer (?:all|every|any) (?:of )?my questions\b",
     r"\bdo not respond as (?:gpt|chatgpt|an ai|claude|the assistant|yourself)\b",
-    r"\b(?:respond|answer|reply) as both (?:chatgpt|gpt|claude|yourself|you|the ai|an ai|the assistant|"
-    r"[a-z0-9-]{1,20}gpt|dan)\b",
-    r"\b(?:assistant|chatgpt|gpt|claude) now (?:acts|runs|behaves|works|functions) (?:like|as|on)\b",
+    # a second voice for the model ("respond as both ChatGPT and Nya"), not two models an endpoint answers as
+    r"\b(?:respond|answer|reply) as both (?:chatgpt|claude|the ai|an ai|the assistant|dan)\b,? and\b",
     r"\ballow yourself to (?:function|act|operate|behave) (?:in|as|like)\b",
     r"\bi(?:'m| am) (?:your|the ai'?s?|the model'?s?|the assistant'?s?) (?:developer|creator|programmer|owner|admin|"
     r"administrator|maker|master|god|trainer|operator)\b",

@@ -454,6 +454,7 @@ class FakeAnthropic:
         """Forget requests, script and cache state; release any held request."""
         with self._lock:
             self.requests.clear()
+            self.busy.clear()
             self._script.clear()
             self._cache_prefixes.clear()
             holds, self._holds = self._holds, []
