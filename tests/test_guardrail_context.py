@@ -32,6 +32,9 @@ def sent(body: str) -> str:
     # A vendor's documented sample shape, with a real key pasted in its place as often as not.
     ("vatlayer SECRET abcdefghijklmnopqrstuvwxyzabcdef", "abcdefghijklmnopqrstuvwxyzabcdef"),
     ("tefter PRIVATE KEY zyxwvutsrqponmlkjihg", "zyxwvutsrqponmlkjihg"),
+    # Random letters that happen to hold vowels, and alphabet runs, are no words: their letter pairs are rare.
+    ("BEAMER_key = 'b_ByDfulghxvvmHbArJSFfQhxemJPQHOwplxuydlKEEbfe'", "ByDfulghxvvmHbArJSFfQhxemJPQHOwplxuydlKE"),
+    ("pepipost=abcd1234efgh5678ijkl9012mnop3456", "abcd1234efgh5678ijkl9012mnop3456"),
     (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
      f"{HEX40[:32]}/{UUID}", UUID),
     (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
@@ -64,6 +67,7 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     "The TOTP secret alphabet ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 is base32.",
     # a class name reaches the entropy of a sample key; the word test comes first
     "The secret key ArrayIndexOutOfBoundsException is thrown when the vault is empty.",
+    "The bean map holds the key JdkDynamicAopProxy for the proxy of the web runtime.",
 ])
 def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
     assert sent(body) == body

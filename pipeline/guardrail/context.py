@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
+from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
 from reqgate.pipeline.guardrail.shapes import UUID, WORD
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
@@ -117,16 +118,20 @@ def _kind(value: str) -> str | None:
 
 
 _CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
+# A word's letter pairs are mostly common ones ("cgroups" and "jira" have two in three, "proxy" and "web" half).
+_COMMON_SHARE = 0.5
 
 
 def _worded(value: str) -> bool:
-    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel or
-    five consonants in a row ("Jrtpvyd", "jklmn") is not a word: random letters make such pieces."""
+    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel, five
+    consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
+    "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces."""
     worded = 0
     for match in WORD.finditer(value):
         piece = match.group().lower()
         vowels = sum(c in "aeiouy" for c in piece)
-        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece):
+        common = sum(piece[i:i + 2] in COMMON_PAIRS for i in range(len(piece) - 1))
+        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece) and common >= _COMMON_SHARE * (len(piece) - 1):
             worded += len(piece)
     return worded > len(value) * 0.45
 
