@@ -86,6 +86,8 @@ class Runtime:
     engine: Engine
     sources: list[WebhookSource]
     identities: list[Identity]  # type: ignore[type-arg]
+    # The pool behind `services.llm_factory`: warmed at launch where reviews run, closed at shutdown.
+    llm_pool: LLMPool
     credentials: CredentialChecks = field(default_factory=CredentialChecks)
     stop: threading.Event = field(default_factory=threading.Event)
     intake: Intake | None = None
@@ -93,7 +95,6 @@ class Runtime:
     engine_here: bool = False
     queue_reader: QueueReader | None = None
     redelivery: RedeliveryJob | None = None
-    llm_pool: LLMPool = field(default_factory=LLMPool)
 
     def app(self) -> Starlette:
         return create_app(self.sources, self, max_body_bytes=self.settings.max_body_bytes,
@@ -313,4 +314,4 @@ def build(settings: Settings) -> Runtime:
         # Here rather than at launch, so that a second live process with this id stops with one line.
         engine.claim_executor(_workers_here(settings))
     return Runtime(settings=settings, services=services, engine=engine, sources=sources, identities=identities,
-                   credentials=credentials, llm_pool=llm_pool)
+                   llm_pool=llm_pool, credentials=credentials)

@@ -176,7 +176,6 @@ class LLMClient:
 
         self.settings = settings
         self._pool = pool
-        self._gate = pool.gate if pool is not None else _no_gate
         self._client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=settings.timeout_s,
             **({"http_client": pool.http_client()} if pool is not None else {}),
@@ -244,7 +243,7 @@ class LLMClient:
 
         while True:
             queued = self._clock()
-            with self._gate(call):
+            with (self._pool.gate if self._pool is not None else _no_gate)(call):
                 # Waiting for a slot is this process's queue, not the API being slow: it uses none of the deadline.
                 deadline += self._clock() - queued
                 timeout = min(self.settings.timeout_s, deadline - self._clock())
