@@ -15,7 +15,8 @@ DIR defaults to ../shared/data beside the repository; any folder with the same l
    - `secrets-secretlint/snapshots.jsonl`: each finding of a positive snapshot; upstream ranges sometimes
      start at the name, so the secret is read from the range's text the same way.
    Secrets that are placeholders by the guardrail's own definition (a body of one repeated character,
-   `xxxx` masks) are not counted and are reported apart: the guardrail must leave placeholders alone.
+   `xxxx` masks, values that say `example`, `changeme` or `YOUR_…`, a `<token>` or a variable) are not
+   counted and are reported apart: the guardrail must leave placeholders alone.
    The negatives (`kingfisher` label negative, secretlint `ok.`/`allowed_by_option` snapshots) give the
    share of look-alikes where anything is redacted.
 2. PII recall per type on `pii-presidio-recognizer-tests`: an expected value is found when no 4-digit
@@ -69,11 +70,11 @@ _NAMED_VALUE = re.compile(
     r"|^[ \t]*password[ \t]+([^\s\"'`]{4,})"
     r"|[ \t]-p[ \t]+(?!\d+(?::\d+)?\b)([^\s\"'`-][^\s\"'`]{3,})")  # not `ssh -p 2222`, `docker -p 80:80`
 # A reference to a secret (`$Password`, `%nothing%`, `${DB_PASS}`, `#{datastore[…]}`) or a value that only names
-# itself (`SOME_PASSWORD`, `smtp_password`, `secret`): placeholders, which the guardrail must leave alone.
+# itself (`SOME_PASSWORD`, `smtp_password`, `appSecret`, `secret`): placeholders, which the guardrail must leave alone.
 # A variable is named like one (`$Password`, `$DB_PASS`, `$db_pass`); `$ecretP4ss` is a password.
 _VARIABLE = re.compile(r"\$\{[^}]*\}?|#\{.*|%\w+%|\$(?:[A-Z][a-z]+)+|\$[A-Z_][A-Z0-9_]*|\$[a-z_][a-z0-9_]*|\{\{.*|"
                        r"<\w+>")
-_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_|my|your)?(?:password|passwd|pwd|pass|secret|token)")
+_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_?|my|your)?(?:password|passwd|pwd|pass|secret|token)")
 
 
 def _run_score(text: str, match: re.Match[str]) -> float:
@@ -103,33 +104,51 @@ def secret_of(text: str) -> str | None:
     runs = [(m, s) for m, s in runs if s > 0]
     if not runs:
         return None
-    return _drop_name_parts(max(runs, key=lambda pair: pair[1])[0].group())
+    run = max(runs, key=lambda pair: pair[1])[0].group()
+    # `YOUR_…_SECRET_GOES_HERE_1234`: kept whole, so that `is_placeholder` sees what the value says it is.
+    return run if _PLACEHOLDER_WORD.search(run) else _drop_name_parts(run)
 
 
 _PART = re.compile(r"[^-_.]+[-_.]*")
 
 
 def _drop_name_parts(run: str) -> str:
-    """`prospect-secret-5f4d…` -> `5f4d…`: leading parts made of letters only are the name."""
+    """`prospect-secret-5f4d…` -> `5f4d…`: leading parts made of letters only, or ending in a credential word
+    (`collect2TOKEN-`), are the name."""
     parts = _PART.findall(run)
     index = 0
-    while index < len(parts) - 1 and parts[index].strip("-_.").isalpha():
+    while index < len(parts) - 1 and (parts[index].strip("-_.").isalpha() or _NAMEISH.search(parts[index].strip("-_."))):
         index += 1
     rest = "".join(parts[index:])
     return rest if len(rest) >= 8 else run
 
 
+# Words that make a value a placeholder wherever they stand in it: the issue's list (`xxxx`, `EXAMPLE`,
+# `changeme`, `<token>`) and the guardrail's `YOUR_…`.
+_PLACEHOLDER_WORD = re.compile(r"(?i)example|changeme|xxxx|your_|<[^>\s]+>")
+
+
 def is_placeholder(secret: str) -> bool:
-    if _VARIABLE.fullmatch(secret) or _SELF_NAMED.fullmatch(secret):
+    if _VARIABLE.fullmatch(secret) or _SELF_NAMED.fullmatch(secret) or _PLACEHOLDER_WORD.search(secret):
         return True
     body = re.sub(r"^[a-z]{2,8}[_-]+(?:[a-z]{2,8}[_-]+)?", "", secret)
     body = re.sub(r"[^A-Za-z0-9]", "", body)
     return len(set(body.lower())) <= 1 or set(body) <= set("xX")
 
 
-def leaks(secret: str, sent: str) -> bool:
+def leaks(secret: str, sent: str, sent_without: str = "") -> bool:
+    """Whether an 8-character piece of `secret` is still in `sent`. `sent_without` is what would be sent with
+    the secret taken out of the text: a piece found there as often (`codemagic` of `codemagic KEY
+    codemagic123_…`, a user name that is also the password) is not the secret's."""
     sent = re.sub(r"\[REDACTED:\w+\]", "\x00", sent)
-    return any(secret[i:i + 8] in sent for i in range(max(1, len(secret) - 7)))
+    return any(sent.count(piece) > sent_without.count(piece)
+               for piece in (secret[i:i + 8] for i in range(max(1, len(secret) - 7))))
+
+
+def without(text: str, secret: str) -> str:
+    """The text with the secret's last occurrence taken out: a fixture names the user before the password."""
+    head, _, tail = text.rpartition(secret)
+    return f"{head} {tail}"
 
 
 def _sent(text: str) -> str:
@@ -197,7 +216,7 @@ def eval_secrets(data: Path, details: bool) -> dict[str, Any]:
             counted += 1
             if text not in sent_cache:
                 sent_cache[text] = _sent(text)
-            if leaks(secret, sent_cache[text]):
+            if leaks(secret, sent_cache[text], _sent(without(text, secret))):
                 leaked += 1
                 leaked_ids.append(f"{item_id}: {text[:120]!r} -> {secret[:40]!r}")
         flagged_negatives = [item_id for item_id, text in negatives.get(corpus, [])

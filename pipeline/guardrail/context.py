@@ -7,7 +7,7 @@ before: a key follows the service's name or a credential word within a short win
 "commit", "sha", "revision", a path or a URL route. So a candidate is a long run of token characters,
 and it is a key only when
 
-- its value part is machine-made (hex of 32 or more digits, a UUID, or letters and digits mixed with
+- its value part is machine-made (hex of 20 or more digits, a UUID, or letters and digits mixed with
   no words in them), and
 - a service name or credential word is one of the two words nearest the value (glued to it in the run,
   or just before the run), and no digest or reference word ("commit", "sha", "build", "id", …) is one
@@ -32,6 +32,7 @@ from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 Range = tuple[int, int]
 
 _MIN_VALUE = 16
+_MIN_HEX = 20
 # A value this long whose characters are nearly all different (bits per character) is machine-made.
 _SPREAD_MIN = 20
 _SPREAD_BITS = 4.0
@@ -52,9 +53,11 @@ _NEAREST = 2
 _WINDOW_WORDS = 3
 
 # Credential words, also glued into a name ("bloggerSECRETkey", "codakey", "fileioSECRETKEY"); a
-# webhook URL's path is its credential ("…/webhook/<id>@<tenant>/IncomingWebhook/<hex>/<uuid>").
+# webhook URL's path is its credential ("…/webhook/<id>@<tenant>/IncomingWebhook/<hex>/<uuid>"), and an
+# anti-forgery crumb ("Jenkins-Crumb: <hex>") acts for the session that holds it. ("csrf" is left out: a
+# pasted search URL carries Google's "sxsrf=…" parameter.)
 _CREDENTIAL_WORDS = ("password", "passwd", "secret", "token", "apikey", "key", "private", "access", "auth",
-                     "credential", "pwd", "pass", "webhook", "webhooks", "webhookb2")
+                     "credential", "pwd", "pass", "webhook", "webhooks", "webhookb2", "crumb")
 # Words that announce a digest, a reference or an id: after them a hex run is not a key.
 _REFERENCE_WORDS = frozenset({
     "commit", "commits", "sha", "sha1", "sha256", "sha512", "md5", "hash", "hashes", "digest", "checksum", "rev",
@@ -92,13 +95,14 @@ def _is_context(word: str) -> bool:
 
 
 def _kind(value: str) -> str | None:
-    """"hex" for a hex run of 32+ digits or a UUID, "random" for letters and digits mixed with no words
+    """"hex" for a hex run of 20+ digits or a UUID, "random" for letters and digits mixed with no words
     in them, else None."""
     core = value[:PROBE].rstrip("=")
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):
-        return "hex" if len(core) - core.count("-") >= 32 or UUID.fullmatch(core) else None
+        # Abbreviated commits stop at 12 digits; keys in hex run from 20 (Airtable's old keys, Mailgun's ids).
+        return "hex" if len(core) - core.count("-") >= _MIN_HEX or UUID.fullmatch(core) else None
     letters = sum(map(str.isalpha, core))
     digits = sum(map(str.isdigit, core))
     if letters < 4 or _worded(core):
@@ -184,7 +188,10 @@ def _run_has_context(text: str, start: int, names: list[str]) -> bool:
     if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
         return False
     glued = names[-1].lower() if names else ""
-    return bool(glued) and _is_context(glued) or any(_is_context(word) for word in words[-_NEAREST:])
+    # A service name written with joiners ("the-odds-api", "Central Station CRM") is its words joined.
+    joined = ("".join(words[-3:]), "".join(words[-2:]))
+    return (bool(glued) and _is_context(glued) or any(_is_context(word) for word in words[-_NEAREST:])
+            or any(name in VENDOR_NAMES for name in joined))
 
 
 def find_context_tokens(text: str) -> Iterator[Range]:

@@ -114,8 +114,8 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client_id|"
-    r"tenant_id|clientid|tenantid|pat|login)"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client[_.]id|"
+    r"tenant[_.]id|clientid|tenantid|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -136,12 +136,13 @@ _NAME_MAX = 80
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
-# Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, a function's argument list `('X', '…')`,
-# XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header). Matched on the lower-cased copy.
+# Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
+# function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header);
+# quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the lower-cased copy.
 _GAP = re.compile(
-    r"(?P<close>[\"'\]>)]{0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
-    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?"
+    r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
@@ -188,7 +189,8 @@ def _name_strength(name: str, word: str) -> int:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
     if word == "pass":
-        return 2 if len(words) > 1 or len(last) > 4 else 0
+        # In capitals it is a setting ("PASS = 'x'"), as sentences seldom shout the verb.
+        return 2 if len(words) > 1 or len(last) > 4 or name.isupper() else 0
     if tuple(words[-2:]) in _ID_PAIRS:
         return 1
     if _DATA_KEY_WORDS.intersection(words):
@@ -349,6 +351,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         if quoted_match is not None:
             group = quoted_match.lastgroup or "v1"
             start, end = quoted_match.span(group)
+            while end > start and text[end - 1] == "\\":
+                end -= 1  # the escape of the closing quote
             value = text[start:min(end, start + _LONG_VALUE)]
         elif gap.group("close") == ">" and (element := _ELEMENT_TEXT.match(text, value_start)) is not None:
             start, value = value_start, element.group().rstrip()  # <password>Tr0ub4dor&3</password>
