@@ -137,11 +137,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
-# function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (YAML, a pasted header);
-# quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the lower-cased copy.
+# function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (a YAML block `|` or
+# `>`, a pasted header); quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the
+# lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*(?:[|>][-+]?[ \t]*(?=\r?\n))?"
+    r"(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")

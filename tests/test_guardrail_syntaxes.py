@@ -1,0 +1,68 @@
+"""A credential given to a name is redacted in every common way of writing the assignment: config files,
+source code of several languages, build files, logs. The value is random as real keys are; the names are
+services' and generic ones."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from reqgate.pipeline.guardrail import mask
+
+SYNTAXES = {
+    "ini quoted": '{i}Token="{s}"',
+    "ini spaced": '{i}Token = "{s}"',
+    "ini bare": "{i}Token={s}",
+    "ini bare spaced": "{i}Token = {s}",
+    "json": '{{\n    "{i}_token": "{s}"\n}}',
+    "json in a string": '\\{{\n    \\"{i}_token\\": \\"{s}\\"\n\\}}',
+    "xml element": "<{i}Token>{s}</{i}Token>",
+    "xml element on its own line": "<{i}Token>\n    {s}\n</{i}Token>",
+    "yaml": "{i}_token: {s}",
+    "yaml single quotes": "{i}_token: '{s}'",
+    "yaml double quotes": '{i}_token: "{s}"',
+    "yaml literal block": "{i}_token: |\n  {s}",
+    "yaml folded block": "{i}_token: >\n  {s}",
+    "c#": 'string {i}Token = "{s}";',
+    "go var": 'var {i}Token string = "{s}"',
+    "go short": '{i}Token := "{s}"',
+    "go backticks": "{i}Token := `{s}`",
+    "java": 'String {i}Token = "{s}";',
+    "kotlin": 'var {i}Token = "{s}"',
+    "php concat": '${i}Token .= "{s}"',
+    "python": "{i}Token = '{s}'",
+    "csv": "{i}Token,{s},",
+    "logstash": '  "{i}Token" => "{s}"',
+    "make =": '{I}_TOKEN = "{s}"',
+    "make :=": '{I}_TOKEN := "{s}"',
+    "make ::=": '{I}_TOKEN ::= "{s}"',
+    "make :::=": '{I}_TOKEN :::= "{s}"',
+    "make ?=": '{I}_TOKEN ?= "{s}"',
+    "make +=": '{I}_TOKEN += "{s}"',
+    "env export": "export {I}_API_KEY={s}",
+    "header": "curl -H '{i}-Api-Key: {s}' https://api.example.com/v1",
+    "log line": "[DEBUG] {i} client using key={s}",
+}
+_ALPHABETS = {
+    "base62": string.ascii_letters + string.digits,
+    "hex": "0123456789abcdef",
+    "lower": string.ascii_lowercase + string.digits,
+    "upper": string.ascii_uppercase + string.digits,
+}
+_RANDOM = random.Random(20261124)
+CASES = [
+    (syntax, alphabet, name, "".join(_RANDOM.choice(_ALPHABETS[alphabet]) for _ in range(32)))
+    for syntax in SYNTAXES for alphabet in _ALPHABETS for name in ("zendesk", "billing")
+]
+
+
+@pytest.mark.parametrize(("syntax", "alphabet", "name", "secret"), CASES,
+                         ids=[f"{s}-{a}-{n}" for s, a, n, _ in CASES])
+def test_a_random_value_given_to_a_credential_name_is_redacted(syntax: str, alphabet: str, name: str,
+                                                               secret: str) -> None:
+    text = "Config after the migration:\n" + SYNTAXES[syntax].format(i=name, I=name.upper(), s=secret) + "\n"
+    sent = mask(text)
+    assert "[REDACTED:" in sent
+    assert not any(secret[i:i + 8] in sent for i in range(len(secret) - 7)), sent
