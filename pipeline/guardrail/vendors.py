@@ -70,12 +70,20 @@ FORMATS: tuple[Format, ...] = (
     Format("GitLab agent token", "glagent-", URLSAFE, 20, 255),
     Format("GitLab incoming mail token", "glimt-", URLSAFE, 20, 255),
     Format("GitLab CI job token", "glcbt-", URLSAFE, 20, 255),
+    Format("GitLab feature flag client token", "glffct-", URLSAFE, 20, 255),
     Format("Bitbucket app password", "ATBB", B62, 28, 64),
     Format("Atlassian API token", "ATATT3", ANY, 60, 512),
     Format("Atlassian Connect token", "ATCTT3", ANY, 60, 512),
     Format("CircleCI personal token", "CCIPAT_", URLSAFE, 30, 128),
     Format("Buildkite token", "bkua_", B62, 30, 64),
     Format("Codemagic token", "codemagic_", B62_, 20, 128),
+    Format("Chief Tools personal token", "ctp_", B62, 30, 255),
+    Format("Chief Tools access token", "cto_", B62, 30, 255),
+    Format("Chief Tools refresh token", "ctr_", B62, 30, 255),
+    Format("TeamCity token", "eyJ0eXAiOiAiVENWMiJ9.", ANY, 80, 100),
+    Format("Deno Deploy token", "ddp_", B62, 36, 64),
+    Format("Deno Deploy webhook token", "ddw_", B62, 36, 64),
+    Format("Scalingo token", "tk-us-", URLSAFE, 48, 64),
     Format("SonarQube token", "sqp_", HEX, 40, 40),
     Format("SonarQube user token", "squ_", HEX, 40, 40),
     Format("SonarQube analysis token", "sqa_", HEX, 40, 40),
@@ -87,6 +95,9 @@ FORMATS: tuple[Format, ...] = (
     Format("npm token", "npm_", B62, 36, 36),
     Format("PyPI token", "pypi-AgEIcHlwaS5vcmc", ANY, 50, 512),
     Format("PyPI test token", "pypi-AgENdGVzdC5weXBpLm9yZw", ANY, 50, 512),
+    Format("pyx token", "sk-pyx-", B62, 45, 80),
+    Format("pyx trusted publishing token", "tp-pyx-", B62, 45, 80),
+    Format("crates.io token", "cio", B62, 32, 32),
     Format("RubyGems key", "rubygems_", HEX, 48, 48),
     Format("NuGet key", "oy2", LOWER, 43, 43),
     Format("Clojars token", "CLOJARS_", LOWER, 60, 60),
@@ -108,13 +119,16 @@ FORMATS: tuple[Format, ...] = (
     Format("Sourcegraph local token", "slk_", HEX, 40, 64),
     Format("Grafana cloud token", "glc_", B64, 32, 512),
     Format("Grafana service account token", "glsa_", B62_, 32, 64),
+    Format("Grafana API key", "eyJrIjoi", B64, 70, 400),
     Format("Readme API key", "rdme_", LOWER, 60, 80),
     # Cloud
     Format("AWS access key id", "AKIA", UPPER, 16, 16),
     Format("AWS temporary access key id", "ASIA", UPPER, 16, 16),
     Format("AWS key id", "ABIA", UPPER, 16, 16),
     Format("AWS key id", "ACCA", UPPER, 16, 16),
+    Format("AWS key id", "A3T", UPPER, 17, 17),
     Format("AWS Bedrock key", "ABSK", B64, 100, 256),
+    Format("AWS Bedrock short-term key", "bedrock-api-key-", B64, 40, 4096),
     Format("Google API key", "AIza", URLSAFE, 35, 35),
     Format("Google OAuth client secret", "GOCSPX-", URLSAFE, 28, 28),
     Format("Google OAuth access token", "ya29.", URLSAFE, 30, 2048),
@@ -129,7 +143,14 @@ FORMATS: tuple[Format, ...] = (
     Format("Scaleway key", "SCW", UPPER, 17, 17),
     Format("Heroku key", "HRKU-", URLSAFE, 30, 80),
     Format("Fly.io token", "fo1_", URLSAFE, 40, 64),
-    Format("Fly.io macaroon", "FlyV1 fm2_", ANY, 40, 4096),
+    Format("Fly.io macaroon", "fm2_", B64, 100, 4096),
+    Format("Fly.io macaroon", "fm1a_", B64, 100, 4096),
+    Format("Fly.io macaroon", "fm1r_", B64, 100, 4096),
+    Format("OpenShift user token", "sha256~", URLSAFE, 43, 64),
+    Format("Defined Networking token", "dnkey-", URLSAFE, 79, 100),
+    Format("Cast AI key", "castai_v1_", B62_, 73, 100),
+    Format("ClickHouse Cloud secret", "4b1d", B62, 38, 38),
+    Format("Akamai EdgeGrid token", "akab-", URLSAFE, 33, 64),
     Format("PlanetScale token", "pscale_tkn_", URLSAFE, 32, 64),
     Format("PlanetScale password", "pscale_pw_", URLSAFE, 32, 64),
     Format("PlanetScale OAuth token", "pscale_oauth_", URLSAFE, 32, 64),
@@ -144,6 +165,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Cloudflare account token", "cfat_", B62, 40, 64),
     Format("Cloudflare user token", "cfut_", B62, 40, 64),
     Format("Cloudflare key", "cfk_", B62, 40, 64),
+    Format("Cloudflare origin CA key", "v1.0-", ANY, 160, 200),
     Format("Render key", "rnd_", B62, 28, 40),
     Format("Railway token", "railway_", URLSAFE, 30, 64),
     Format("Tailscale key", "tskey-", URLSAFE, 30, 128),
@@ -156,6 +178,10 @@ FORMATS: tuple[Format, ...] = (
     Format("New Relic insert key", "NRII-", URLSAFE, 32, 32),
     Format("New Relic browser key", "NRJS-", HEX, 19, 19),
     Format("New Relic ingest key", "NRRA-", HEX, 42, 42),
+    Format("New Relic admin key", "NRAA-", HEX, 27, 27),
+    Format("New Relic query key", "NRIQ-", URLSAFE, 32, 32),
+    Format("New Relic Pixie API key", "px-api-", URLSAFE, 36, 36),
+    Format("New Relic Pixie deploy key", "px-dep-", URLSAFE, 36, 36),
     Format("Sentry user token", "sntryu_", HEX, 64, 64),
     Format("Sentry org token", "sntrys_", B64, 60, 512),
     Format("Datadog key", "ddapi_", B62, 30, 64),
@@ -176,6 +202,14 @@ FORMATS: tuple[Format, ...] = (
     Format("Voiceflow workspace key", "VF.WS.", ANY, 40, 80),
     Format("FullStory key", "na1.", B64, 60, 200),
     Format("Pinecone key", "pcsk_", URLSAFE, 40, 128),
+    Format("Ubidots token", "BBFF-", B62, 30, 30),
+    Format("Adafruit IO key", "aio_", B62, 28, 40),
+    Format("SettleMint application token", "sm_aat_", B62, 16, 64),
+    Format("SettleMint personal token", "sm_pat_", B62, 16, 64),
+    Format("SettleMint service token", "sm_sat_", B62, 16, 64),
+    Format("Adobe client secret", "p8e-", B62, 32, 48),
+    Format("Authress access key", "authress_", ANY, 50, 200),
+    Format("Authress access key", "scauth_", ANY, 50, 200),
     # AI providers
     Format("Anthropic key", "sk-ant-", URLSAFE, 40, 256),
     Format("OpenAI project key", "sk-proj-", URLSAFE, 40, 256),
@@ -194,11 +228,16 @@ FORMATS: tuple[Format, ...] = (
     Format("ElevenLabs key", "sk_", HEX, 48, 48),
     Format("Fireworks key", "fw_", B62, 24, 64),
     Format("Tavily key", "tvly-", URLSAFE, 32, 64),
+    Format("Jina key", "jina_", B62, 60, 80),
+    Format("Firecrawl key", "fc-", HEX, 32, 32),
+    Format("Claude Code session URL", "claude.ai/code/session_", B62, 16, 64),
     # Payments and commerce
     Format("Stripe secret key", "sk_live_", B62, 10, 255),
     Format("Stripe test key", "sk_test_", B62, 20, 255),
     Format("Stripe restricted key", "rk_live_", B62, 10, 255),
     Format("Stripe restricted test key", "rk_test_", B62, 20, 255),
+    Format("Stripe secret key", "sk_prod_", B62, 20, 255),
+    Format("Stripe restricted key", "rk_prod_", B62, 20, 255),
     Format("Stripe webhook secret", "whsec_", B62, 24, 64),
     Format("Paystack key", "sk_live_", B62, 20, 255),
     Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
@@ -212,6 +251,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Shippo test token", "shippo_test_", HEX, 40, 40),
     Format("Flutterwave secret", "FLWSECK-", URLSAFE, 32, 48),
     Format("Flutterwave test secret", "FLWSECK_TEST-", URLSAFE, 32, 48),
+    Format("Flutterwave encryption key", "FLWSECK_TEST-", LOWER, 12, 12),
     Format("Adyen key", "AQE", ANY, 60, 512),
     Format("GoCardless token", "live_", URLSAFE, 40, 40),
     Format("Pagar.me key", "ak_live_", B62, 30, 40),
@@ -267,13 +307,19 @@ FORMATS: tuple[Format, ...] = (
     Format("Monday token", "eyJhbGciOiJIUzI1NiJ9.eyJ0aWQiOj", ANY, 60, 512),
     Format("Infracost key", "ico-", B62, 32, 32),
     Format("Intra42 secret", "s-s4t2ud-", HEX, 64, 64),
+    Format("Intra42 secret", "s-s4t2af-", HEX, 64, 64),
     Format("Ionic token", "ion_", B62, 42, 42),
     Format("StackHawk key", "hawk.", ANY, 40, 60),
     Format("Apify token", "apify_api_", B62, 36, 36),
     Format("Zapier webhook", "hooks.zapier.com/hooks/catch/", ANY, 10, 80),
     Format("Slack webhook", "hooks.slack.com/", ANY, 30, 200),
     Format("Salesforce access token", "00D", ANY, 100, 130),
+    Format("Salesforce refresh token", "5Aep861", ANY, 40, 200),
+    Format("Salesforce consumer key", "3MVG9", ANY, 80, 260),
+    Format("Facebook page token", "EAAM", B62, 100, 512),
+    Format("Facebook page token", "EAAC", B62, 100, 512),
     Format("Harness PAT", "pat.", ANY, 60, 100),
+    Format("Harness service account token", "sat.", ANY, 60, 100),
     Format("Artifactory token", "cmVmdGtu", B64, 56, 128),
     Format("Azure Function key", "AzFu", B64, 40, 100),
     Format("Zoho OAuth token", "1000.", ANY, 65, 65),
@@ -285,15 +331,36 @@ for _format in FORMATS:
 _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
 _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
-                            "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA"})
+                            "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
+                            "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
 _DISTINCT = {p: f for p, f in _BY_PREFIX.items() if len(p) >= 5 and p not in _WEAK_PREFIXES}
 _DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
 # Short prefixes whose whole token has a fixed structure: that structure, not the prefix, makes them
-# distinctive enough to look for glued inside a run ("somSG.<22>.<43>" in a staged file).
-_STRUCTURED = {"SG.": re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}")}
+# distinctive enough to look for glued inside a run ("somSG.<22>.<43>" in a staged file), and for a prefix
+# as common as Airtable's "pat" or ClickUp's "pk_" the only thing that tells a token from a word.
+_STRUCTURED = {
+    "SG.": re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    "pat": re.compile(r"pat[A-Za-z0-9]{14}\.[A-Za-z0-9]{64}(?![A-Za-z0-9])"),
+    "pk_": re.compile(r"pk_[0-9]{7,8}_[0-9A-Z]{32}(?![A-Za-z0-9])"),
+}
+# Formats with no prefix but a shape of their own, tried on a run no prefix claimed: Mailchimp's key is 32 hex
+# digits and its datacenter ("-us12"); a Discord bot token is the bot's id in base64, a timestamp and an HMAC.
+_SHAPED = (
+    re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
+    re.compile(r"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"),
+)
+
+
+def _shaped_at_start(value: str) -> int:
+    for pattern in _SHAPED:
+        if (found := pattern.match(value)) is not None:
+            return found.end()
+    return 0
+
+
 # Where a glued token may start inside a run: after "_" or ".", a letter after a digit, a capital after a small letter.
 _INNER_START = re.compile(r"[_.0-9][A-Za-z]|[a-z][A-Z]")
 
@@ -375,7 +442,7 @@ def _structured_at(value: str, start: int) -> int:
 def find_vendor_tokens(text: str) -> Iterator[Range]:
     for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
-        end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS)
+        end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS) or _structured_at(value, 0) or _shaped_at_start(value)
         if end:
             yield run.start(), run.start() + end
             continue

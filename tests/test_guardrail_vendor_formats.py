@@ -1,0 +1,138 @@
+"""Vendor token formats found by prefix alone: a token in ticket text is redacted whole, near-misses are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from reqgate.pipeline.guardrail import mask
+
+# (prefix, body) of made-up tokens in the published shape of each format: random bodies, none taken from a
+# scanner's fixtures.
+TOKENS = (
+    ("glffct-", "bk2lWVv7ZSMXtVckc-DN"),
+    ("ctp_", "e2Kh9rh5ndYXq29e1UQBBOtaOC41EPewFKzW"),
+    ("cto_", "DeqwgMbqsH209BCriXbe0neYlKri0s23QgMo"),
+    ("ctr_", "l4grsnuFXqhLmPLEdzM8C4eLGUiMTrgQ9mxW"),
+    ("eyJ0eXAiOiAiVENWMiJ9.", "5xSISyPy9cMc7MntusAlIqSTlKtwBoM7uCqf.D0XiDYIVnoFwqRRXhUrz8xRu89YXoQr4Smz4MiKQHSm9xvwG"),
+    ("ddp_", "07XWyNwuifJ3YxEu64RXd7bjpOwhtV2wqVkr"),
+    ("ddw_", "5yz7DSVBtFaPmFoNkkx5ZZX2YfLeFA7yzl8d"),
+    ("tk-us-", "hptIoj8Bx8K0YE3zC2Fmh5VuojQEKz0yLp9F9i3CLMjqawOP"),
+    ("sk-pyx-", "fTrERQtfpNWKqGFRHrm6U49Y1waFwxmqUtwf0iUsaD6UcH4gf4sjLO50mI0Itxp5"),
+    ("tp-pyx-", "2suMSlVvPcjfNMVgbGIliqqqeVzxUsKsREbdqOQbDfFqQr"),
+    ("cio", "U4KQFozIiszbCGYyopEj7XxYK72xV0xf"),
+    ("eyJrIjoi", "QrWYQITrpGtm415fGzt8VRMGKGcTL0OWPLQoNWONXqaJXBFfqzF6EBlvXzg7fnFGcBvVABf7TckKclJTz40Dz6xFA4a1n185kQCP="),
+    ("A3T", "O28K8F0D5P1GNAIUD"),
+    ("bedrock-api-key-", "YmVkcm9jay5hbWF6b25hd3MuY29tkoQOCwVD71Ap5V4xT5ipqvazY3348Iid2lwlYTZ9zSaVFOlpTX8dcwc7lT2Suu9DqnnUqJn7fxbsMuZAPDLkiqnOpnCz0xWwtbBmYGKuoABZi6EwhYBFx3U2"),
+    ("fm2_", "B22PUyODKffcFR9+ynpf3+6W4lg+93vTqOuC6aTk9HbuV31u8xxc/jch+KYUcFBEYNMNTjvrDB4iSG4/peFQaYxkTTDS0dnGCsufCURO7pYVkaBh8j384wkK"),
+    ("fm1a_", "Iay/ehEy1o9AaL4JOh+gZuPKT8L2sY3yhcSfuJ10qWt65UEy99oTRDaunRuV4WuVD0IofCpScd9ySHyBN2oFRFfMg2Fr7f1nEkbuyFLCgGlnTytT/O9uqCMy"),
+    ("fm1r_", "wavPVyAmoq35JffDSAZ9NPEn6/FWUJOW/pLeTC4lvlS0oAeqFY4qYIG+AsW3MJo7dVhQZy86j38j71rbRJz2bNA62H68MQZcU8J4UQWD5buSUtGoVATS8j9+"),
+    ("sha256~", "xt3ieDxlkFn0yENCUgFPHJzJRcNiLsSbVVOQX8ebLSf"),
+    ("dnkey-", "puz9340sundzqnv7ie2xwcd2ib-pf4bq1osof8celv7cj2oyrbfve420md3o2hwe2hq72nf9aevsyyz"),
+    ("castai_v1_", "66if93Tzxf4FNriFilxXI8vba39gqjditWUjxF7gB1HRtBfsJE6AyaL90Qh0FB3x_6pKegc6z"),
+    ("4b1d", "buKEgKQ8SA9f3BbgkSgnH7TJAMHwMiAa2zqjny"),
+    ("akab-", "iud7dsugnj7s1u5j-j54dwwkg9ylzpnq5"),
+    ("v1.0-", "36bd942f201406fde7e11f94-f411e8d65605821d12a1cb09d01be5bb9a48ba4feba54cc6ac4f932216a6b6441583961042100bccbdee83ec73756524fbb66f9c0ebff6f6a9bf1a54066c852dc9d036f42c037f4183"),
+    ("NRAA-", "35675274f7caf4c47d4b65e2f5f"),
+    ("NRIQ-", "CWAoazralrD5Ac0kHcxdCDyNyp0BRZyr"),
+    ("px-api-", "80f27f8f-a420-76ed-6c96-eccde5f09653"),
+    ("px-dep-", "f920c802-5c44-6f3e-e28a-5f8055284663"),
+    ("BBFF-", "bP9EIxkdPmbpGt6Q3HYc3TVkmNhDuC"),
+    ("aio_", "A3VTBdUozbCV2i5aSdN5BvDXmO2P"),
+    ("sm_aat_", "U0JvuSuDO3zmZrj1"),
+    ("sm_pat_", "J4UYghVLtr8P7l5A"),
+    ("sm_sat_", "QwsdmAhG5zu71Eo2"),
+    ("p8e-", "8x0nmzjaaxguuuerjehg7pvafaim3pvm"),
+    ("authress_", "repgdox5az7p.6315k.acc_w1wdf1x367cwa94018y8.5c6SSeyMWrHXCOMY2zKFAnIP3sy2pfrZtHU0NLDWCB6eH0a9pBFaBkLMWxjJ"),
+    ("scauth_", "kr401sbm9ns7.xag92.acc-5t86kbdebv969owd4o7r.0t6KqkeNXakAKhATCwWahJ8RoDTJ3dlHdjogXFtDAOUnnCl4lnVygQzdjCpY"),
+    ("jina_", "uAA191N3TZoqcq62wZUadWjsYED0JDfvcSxvD1vHSClyxcvzmqd94EREUt6a"),
+    ("fc-", "a0e89e7cf005d0fe3bd526661397c26a"),
+    ("claude.ai/code/session_", "VrEStDbz0jPggweXwkG8t2WX"),
+    ("sk_prod_", "QTtWCUCZ48gEh8RMupl7YMcgFKXUJllaGC96vEOg"),
+    ("rk_prod_", "rIKlwRKqXMJvis2nBe7nPIinTLEJbvua7oTAIFqz"),
+    ("FLWSECK_TEST-", "1ca45f80ddfd"),
+    ("s-s4t2af-", "6672da54319a6160e418454560a6e00aebdeef469f49dc127da685d9db8e5931"),
+    ("5Aep861", "5TdmYRKQ4CX182eFYWgw9L4cvuqVKVnCvvwdgwvi.llWWwgl0yDEs7xSTAS8s6KUwRadlYtaF66vabjJbzSx2b"),
+    ("3MVG9", "DUlAXJMFcy6XNCTMtCDIEC1f8WTT9JuI82wEfT7Y8O5wnun4GB.hFdHdi7nhOxcRznnhAgJGyk7qRTXvsoZdtPsOaAI"),
+    ("EAAM", "0mqWurqNsuWss6KqDFof8dud0g2Bqr8Rr9rETEvZCrZIeahzHSfNLfBWRC61caxrquyFefh1qK0jFXp7fRK3x3rhpATqvw9x0CfovdQCCzH21Cz9SQF945XFWv1GZ9zfX34SQGXYqHDQBSMjE4Fsxd"),
+    ("EAAC", "xzD42kdrUTaEYNH938FIt1wqfb74otrPKxLJHb6mYDkYyhBYAI68m8TjpELjzZ8X7WWdfhbzuQzAoH6gmPLjZUkLoWeIVaarnuW3aBfudnYqlo1QumA0dXj634YGEK4zcL8C52TKNn1tJqqgYFZDrG"),
+    ("sat.", "oow3584htWij2dBUMSEHn1.akR5ZJ3Q6F6uwnrcJUqnrzLd.kCtdcq1IfXClRaJgj4Xt"),
+    ("pat", "W46t8Vtfi3MJYH.3af541f8ccd9fc70cbe32e438eef9a0879e58258038aac0788945aa0c1a8d7eb"),
+    ("pk_", "0104548_6APOGJP5JED6XFTJ7U1D7T7VPRABAGM8"),
+)
+
+# A prefix followed by a word, a body too short, or a documentation placeholder.
+NEAR_MISSES = (
+    "Rename ctp_configuration_loader before the release.",
+    "The ddp_deployment_pipeline job failed twice.",
+    "See aio_read and aio_suspend in the man page.",
+    "The cio says the budget is fine.",
+    "Stop the sat. reading cron from running on weekends.",
+    "Use sha256~ as separator only when hashing.",
+    "Export the Grafana API key as eyJrIjoi...",
+    "The New Relic key NRAA-1234 was revoked.",
+    "Use jina_" + "x" * 60 + " in the docs example.",
+    "Set FIRECRAWL_API_KEY=fc-" + "x" * 32 + " first.",
+    "Template: tk-us-" + "X" * 48 + " goes here.",
+    "Primary key pk_orders_customer_id was dropped.",
+    "Rename pk_12345678_customer before migrating.",
+    "The pathToFileInRepository.configuration value was wrong.",
+    "Version v1.0-beta ships next week; v1.0-rc1 did not.",
+    "Upgrade the A3TEST build agent.",
+    "Run claude.ai/code/session_ only from the browser.",
+    "Connect with akab-host.example.net as host.",
+)
+
+
+def leftover_pieces(token: str, text: str) -> list[str]:
+    return [token[i:i + 8] for i in range(len(token) - 7) if token[i:i + 8] in text]
+
+
+PREFIXES = [prefix for prefix, _ in TOKENS]
+
+
+@pytest.mark.parametrize(("prefix", "body"), TOKENS, ids=PREFIXES)
+def test_token_in_a_sentence_is_redacted_whole(prefix, body):
+    token = prefix + body
+    redacted = mask(f"After the deploy I pasted {token} into the runbook, please rotate it.")
+    assert leftover_pieces(token, redacted) == []
+    assert redacted.startswith("After the deploy I pasted [REDACTED:")
+    assert redacted.endswith(" into the runbook, please rotate it.")
+
+
+@pytest.mark.parametrize(("prefix", "body"), TOKENS, ids=PREFIXES)
+def test_token_glued_to_a_name_or_quoted_is_redacted(prefix, body):
+    token = prefix + body
+    for text in (f'API_KEY="{token}"', f"token: '{token}'."):
+        assert leftover_pieces(token, mask(text)) == []
+
+
+@pytest.mark.parametrize(("prefix", "body"), TOKENS, ids=PREFIXES)
+def test_short_body_is_left_alone(prefix, body):
+    # A prefix that is itself random-looking (TeamCity's encoded header) may still count as a random token.
+    assert "[REDACTED:vendor_token]" not in mask(f"The prefix {prefix}{body[:6]} alone is not a key.")
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_are_left_alone(text):
+    assert mask(text) == text
+
+
+# Formats without a prefix, known by their shape: Mailchimp (hex and a datacenter), Discord bot tokens.
+SHAPED = (
+    "3f9c2a7e1b4d8f60a5c3e9d7b1f2a4c8-us12",
+    "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+)
+
+
+@pytest.mark.parametrize("token", SHAPED)
+def test_a_token_known_by_its_shape_is_redacted_whole(token):
+    redacted = mask(f"The integration still uses {token} in production.")
+    assert leftover_pieces(token, redacted) == [] and "[REDACTED:vendor_token]" in redacted
+
+
+@pytest.mark.parametrize("text", [
+    "Released as 3f9c2a7e1b4d8f60a5c3e9d7b1f2a4c8-usr12 on the mirror.",
+    "Package org.mule.module.http.internal.listener.grizzly.GrizzlyServerManager failed to start.",
+])
+def test_look_alikes_of_a_shape_are_left_alone(text):
+    assert "[REDACTED:vendor_token]" not in mask(text)
