@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
@@ -97,7 +98,14 @@ def _is_context(word: str) -> bool:
 def _kind(value: str) -> str | None:
     """"hex" for a hex run of 20+ digits or a UUID, "random" for letters and digits mixed with no words
     in them, else None."""
-    core = value[:PROBE].rstrip("=")
+    return _kind_of_probe(value[:PROBE])
+
+
+# Remembered per probe: a hostile field repeats a few runs thousands of times, and the word test is the
+# costliest step of a run.
+@lru_cache(maxsize=4096)
+def _kind_of_probe(probe: str) -> str | None:
+    core = probe.rstrip("=")
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):

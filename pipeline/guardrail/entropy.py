@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 
 from reqgate.pipeline.guardrail.budget import PROBE, capped
 from reqgate.pipeline.guardrail.shapes import WORD
@@ -50,7 +51,12 @@ def _random_part(part: str) -> bool:
 def looks_random(token: str) -> bool:
     """Whether `token` (no joiners at its ends) has the shape of a machine-made secret."""
     # Judged by its first characters (it is redacted whole): a hostile run of 100 KiB costs what a key does.
-    core = token.rstrip("=")[:PROBE]
+    return _probe_looks_random(token.rstrip("=")[:PROBE])
+
+
+# Remembered per probe: a hostile field repeats a few runs thousands of times.
+@lru_cache(maxsize=4096)
+def _probe_looks_random(core: str) -> bool:
     if len(core) < _MIN_LENGTH or _HEX.fullmatch(core):
         return False
     digits = sum(c.isdigit() for c in core)
