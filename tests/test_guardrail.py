@@ -54,7 +54,7 @@ def test_clean_ticket_passes_untouched():
 
 
 def test_one_finding_per_kind_with_count_and_no_value():
-    body = f"{STORY}\nContacts: ann@example.com, bob@example.com. Key AKIAIOSFODNN7EXAMPLE leaked."
+    body = f"{STORY}\nContacts: ann@example.com, bob@example.com. Key AKIA2E0A8F3B244C9986 leaked."
     report = screen(packet(body), DEFAULTS)
     by_check = {(f.check_id, f.message): f for f in report.findings}
     email = by_check[("guardrail.pii", "2 email addresses redacted before review")]

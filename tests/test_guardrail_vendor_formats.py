@@ -34,8 +34,6 @@ TOKENS = (
     ("v1.0-", "36bd942f201406fde7e11f94-f411e8d65605821d12a1cb09d01be5bb9a48ba4feba54cc6ac4f932216a6b6441583961042100bccbdee83ec73756524fbb66f9c0ebff6f6a9bf1a54066c852dc9d036f42c037f4183"),
     ("NRAA-", "35675274f7caf4c47d4b65e2f5f"),
     ("NRIQ-", "CWAoazralrD5Ac0kHcxdCDyNyp0BRZyr"),
-    ("px-api-", "80f27f8f-a420-76ed-6c96-eccde5f09653"),
-    ("px-dep-", "f920c802-5c44-6f3e-e28a-5f8055284663"),
     ("BBFF-", "bP9EIxkdPmbpGt6Q3HYc3TVkmNhDuC"),
     ("aio_", "A3VTBdUozbCV2i5aSdN5BvDXmO2P"),
     ("sm_aat_", "U0JvuSuDO3zmZrj1"),
@@ -80,6 +78,10 @@ NEAR_MISSES = (
     "Upgrade the A3TEST build agent.",
     "Run claude.ai/code/session_ only from the browser.",
     "Connect with akab-host.example.net as host.",
+    "kubectl logs px-api-service-deployment-5d8f9c7b6d-abcde1",
+    "See NotificationDispatcherImpl.handle.processIncomingKafkaMessages for details.",
+    "s.makeKubeConfigController = args",
+    "&hf_servingcellpriorityparametersdescription_h_prio",
 )
 
 
@@ -117,10 +119,12 @@ def test_near_misses_are_left_alone(text):
     assert mask(text) == text
 
 
-# Formats without a prefix, known by their shape: Mailchimp (hex and a datacenter), Discord bot tokens.
+# Formats without a prefix, known by their shape: Mailchimp (hex and a datacenter), Discord bot tokens, Azure AD
+# client secrets.
 SHAPED = (
     "3f9c2a7e1b4d8f60a5c3e9d7b1f2a4c8-us12",
     "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+    "Xk37Q~t2Vb9LmZ_8rW4nKp.6yHc1JdFq-s3Gx0A",  # Azure AD client secret
 )
 
 

@@ -7,8 +7,8 @@ before: a key follows the service's name or a credential word within a short win
 "commit", "sha", "revision", a path or a URL route. So a candidate is a long run of token characters,
 and it is a key only when
 
-- its value part is machine-made (hex of 20 or more digits, a UUID, or letters and digits mixed with
-  no words in them), and
+- its value part is machine-made (hex of 32 or more digits, a UUID, or letters and digits mixed with
+  no words in them; hex of 20 to 31 digits only after a service's name), and
 - a service name or credential word is one of the two words nearest the value (glued to it in the run,
   or just before the run), and no digest or reference word ("commit", "sha", "build", "id", …) is one
   of the three nearest. In a path, a segment counts only when a context segment or another value leads
@@ -21,13 +21,11 @@ its first characters, and the runs and context reads per text are capped like ot
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
-from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
-from reqgate.pipeline.guardrail.shapes import UUID, WORD
+from reqgate.pipeline.guardrail.shapes import UUID, pronounceable
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
@@ -69,6 +67,7 @@ _REFERENCE_WORDS = frozenset({
     "index", "primary", "foreign", "lookup", "routing", "idempotency", "hotkey", "shortcut", "public",
     "publishable", "fingerprint", "thumbprint", "correlation", "transaction", "txn", "message", "msg", "event",
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
+    "breadcrumb", "breadcrumbs",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
 })
@@ -84,7 +83,7 @@ def _words(name: str) -> list[str]:
 
 # Everyday words that end in a credential word.
 _ORDINARY = frozenset({"monkey", "turkey", "hockey", "jockey", "whiskey", "donkey", "bypass", "compass", "surpass",
-                       "trespass", "overpass", "underpass", "hotkey", "passkey"})
+                       "trespass", "overpass", "underpass", "hotkey", "passkey", "breadcrumb", "breadcrumbs"})
 
 
 def _is_context(word: str) -> bool:
@@ -95,25 +94,27 @@ def _is_context(word: str) -> bool:
     return len(word) <= 40 and word.endswith(_CREDENTIAL_WORDS) and word not in _ORDINARY
 
 
+Kind = Callable[[str], "str | None"]
+
+
 def _kind(value: str) -> str | None:
-    """"hex" for a hex run of 20+ digits or a UUID, "random" for letters and digits mixed with no words
-    in them, else None."""
-    return _kind_of_probe(value[:PROBE])
-
-
-# Remembered per probe: a hostile field repeats a few runs thousands of times, and the word test is the
-# costliest step of a run.
-@lru_cache(maxsize=4096)
-def _kind_of_probe(probe: str) -> str | None:
-    core = probe.rstrip("=")
+    """"hex" for a hex run of 32+ digits or a UUID, "short_hex" for 20 to 31 hex digits with letters among
+    them, "random" for letters and digits mixed with no words in them, else None. Judged by the first
+    `PROBE` characters."""
+    core = value[:PROBE].rstrip("=")
     if len(core) < _MIN_VALUE or _DATE_OR_VERSION.search(core):
         return None
     if _HEX_RUN.fullmatch(core):
-        # Abbreviated commits stop at 12 digits; keys in hex run from 20 (Airtable's old keys, Mailgun's ids).
-        return "hex" if len(core) - core.count("-") >= _MIN_HEX or UUID.fullmatch(core) else None
+        digits = len(core) - core.count("-")
+        if digits >= 32 or UUID.fullmatch(core):
+            return "hex"
+        # Shorter hex keys exist, but so do MongoDB's 24-digit object ids and long decimal numbers: only a
+        # service's name makes one a key (see find_context_tokens).
+        has_letter = any(c.isalpha() for c in core)
+        return "short_hex" if digits >= _MIN_HEX and has_letter and core.count("-") == 0 else None
     letters = sum(map(str.isalpha, core))
     digits = sum(map(str.isdigit, core))
-    if letters < 4 or _worded(core):
+    if letters < 4 or pronounceable(core):
         return None
     # Changes of class (digit, capital, small letter) between neighbours, counted by the regex engine.
     changes = len(_CLASS_CHANGE.findall(core))
@@ -129,26 +130,7 @@ def _kind_of_probe(probe: str) -> str | None:
     return None
 
 
-_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
-# A word's letter pairs are mostly common ones ("cgroups" and "jira" have two in three, "proxy" and "web" half).
-_COMMON_SHARE = 0.5
-
-
-def _worded(value: str) -> bool:
-    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel, five
-    consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
-    "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces."""
-    worded = 0
-    for match in WORD.finditer(value):
-        piece = match.group().lower()
-        vowels = sum(c in "aeiouy" for c in piece)
-        common = sum(piece[i:i + 2] in COMMON_PAIRS for i in range(len(piece) - 1))
-        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece) and common >= _COMMON_SHARE * (len(piece) - 1):
-            worded += len(piece)
-    return worded > len(value) * 0.45
-
-
-def _split(run: str) -> tuple[list[str], int]:
+def _split(run: str, kind: Kind) -> tuple[list[str], int]:
     """The name parts at the start of a run ("toggl", "KEY" in "toggl-KEY-abcd…"; the host and route of
     a URL) and where the value starts. A part is a name while it holds no digit and does not look
     random itself."""
@@ -159,7 +141,7 @@ def _split(run: str) -> tuple[list[str], int]:
         if len(names) == _MAX_NAME_PARTS or len(part) > _LOOK_BACK:
             break
         # A name may hold digits when a credential word ends it ("collect2TOKEN", "scrapingant123TOKEN").
-        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or _kind(part) is not None:
+        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or kind(part) is not None:
             break
         names.append(part)
         position = joiner.end()
@@ -182,33 +164,59 @@ def _window_words(text: str, start: int) -> list[str]:
     return words
 
 
-def _is_value(value: str) -> bool:
-    return ("/" not in value and _kind(value) is not None and not value.startswith(("0x", "0X"))
-            and not _PLACEHOLDER.search(value[:PROBE].lower()))
+def _value_kind(value: str, kind: Kind) -> str | None:
+    if "/" in value or value.startswith(("0x", "0X")) or _PLACEHOLDER.search(value[:PROBE].lower()):
+        return None
+    return kind(value)
 
 
-def _run_has_context(text: str, start: int, names: list[str]) -> bool:
-    """Whether the name parts glued before the value ("fileioSECRETKEY") or the words before the run
-    make it a key, and no reference word ("lastVcsRevisionKey", "sortKey") makes it a digest or an id."""
+_NONE, _CREDENTIAL, _SERVICE = 0, 1, 2
+
+
+def _joined_service(text: str, start: int) -> bool:
+    """Whether the token just before `start` is a service name written with joiners ("the-odds-api:"), not
+    words apart ("user flow" is no "userflow")."""
+    floor = max(0, start - _LOOK_BACK)
+    end = start
+    while end > floor and text[end - 1] in " \t":
+        end -= 1
+    cut = max(text.rfind(" ", floor, end), text.rfind("\n", floor, end), text.rfind("\t", floor, end))
+    token = text[max(cut + 1, floor):end]
+    return bool(_JOINER.search(token)) and "".join(_WORDS.findall(token)).lower() in VENDOR_NAMES
+
+
+def _run_context(text: str, start: int, names: list[str]) -> int:
+    """What the name parts glued before the value ("fileioSECRETKEY") or the words before the run say:
+    `_SERVICE` for a service's name, `_CREDENTIAL` for a credential word, `_NONE` when neither is there or
+    a reference word ("lastVcsRevisionKey", "sortKey") makes it a digest or an id."""
     words = [w for name in names for w in _words(name)]
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
     if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
-        return False
-    glued = names[-1].lower() if names else ""
-    # A service name written with joiners ("the-odds-api", "Central Station CRM") is its words joined.
-    joined = ("".join(words[-3:]), "".join(words[-2:]))
-    return (bool(glued) and _is_context(glued) or any(_is_context(word) for word in words[-_NEAREST:])
-            or any(name in VENDOR_NAMES for name in joined))
+        return _NONE
+    nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
+    if any(word in VENDOR_NAMES for word in nearest) or _joined_service(text, start):
+        return _SERVICE
+    return _CREDENTIAL if any(_is_context(word) for word in nearest) else _NONE
 
 
 def find_context_tokens(text: str) -> Iterator[Range]:
+    # Judgements of this text's runs, remembered: a hostile field repeats a few runs thousands of times, and
+    # the word test is the costliest step of a run. Kept for this call only, as the keys are would-be secrets.
+    judged: dict[str, str | None] = {}
+
+    def kind(value: str) -> str | None:
+        probe = value[:PROBE]
+        if probe not in judged:
+            judged[probe] = _kind(probe)
+        return judged[probe]
+
     reads = 0
     for match in capped(_RUN.finditer(text)):
         run = match.group()
         if sum(map(str.isalnum, run)) < _MIN_VALUE:
             continue  # joiners only pad it ("KEY----------BEGIN")
-        names, offset = _split(run)
+        names, offset = _split(run, kind)
         # The value, or in a path each segment that a context segment or another value leads to
         # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path. Values are
         # looked for first: most runs hold none, and then the words around them are never read.
@@ -217,19 +225,22 @@ def find_context_tokens(text: str) -> Iterator[Range]:
         led_by = "run"  # what leads to the next segment: the run's context, a context segment, or nothing
         for segment in run[offset:].split("/", _MAX_SEGMENTS):
             value = segment.rstrip(".-_~+")
-            if led_by and _is_value(value):
-                values.append((position, position + len(value), led_by == "run"))
+            value_kind = _value_kind(value, kind) if led_by else None
+            # A short hex run needs a service's name before it, which a path segment is not.
+            if value_kind is not None and (led_by == "run" or value_kind != "short_hex"):
+                values.append((position, position + len(value), led_by == "run", value_kind))
             else:
                 led_by = "segment" if any(_is_context(w) for w in _words(segment[-_LOOK_BACK:])[-1:]) else ""
             position += len(segment) + 1
         if not values:
             continue
-        run_context = False
-        if any(needs_run for *_, needs_run in values):
+        context = _NONE
+        if any(needs_run for _, _, needs_run, _ in values):
             if reads == MAX_CONTEXT_READS:
                 break
             reads += 1
-            run_context = _run_has_context(text, match.start(), names)
-        for start, end, needs_run in values:
-            if run_context or not needs_run:
+            context = _run_context(text, match.start(), names)
+        for start, end, needs_run, value_kind in values:
+            needed = _SERVICE if value_kind == "short_hex" else _CREDENTIAL
+            if not needs_run or context >= needed:
                 yield start, end

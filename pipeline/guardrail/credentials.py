@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.budget import MAX_NAMES, PROBE, capped
-from reqgate.pipeline.guardrail.shapes import UUID, WORD
+from reqgate.pipeline.guardrail.shapes import UUID, WORD, pronounceable
 
 Range = tuple[int, int]
 
@@ -69,8 +69,13 @@ def find_gitlab(text: str) -> Iterator[Range]:
 
 
 def find_slack(text: str) -> Iterator[Range]:
-    for pattern in _SLACK:
-        yield from _spans(pattern, text)
+    for match in _SLACK[0].finditer(text):
+        body = match.group()[5:PROBE]
+        # Slack's tokens are long runs of numeric ids and a random part; "xoxb-12345-abcd234" or
+        # "xoxb-xoxb-my-bot-token" in a ticket is a name or a shortened example.
+        if len(body) >= 20 and sum(map(str.isdigit, body)) >= 8 and not pronounceable(body):
+            yield match.span()
+    yield from _spans(_SLACK[1], text)
 
 
 def find_anthropic(text: str) -> Iterator[Range]:
@@ -114,8 +119,8 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client[_.]id|"
-    r"tenant[_.]id|clientid|tenantid|pat|login)"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client_id|"
+    r"tenant_id|clientid|tenantid|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -142,15 +147,15 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 # lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*(?:[|>][-+]?[ \t]*(?=\r?\n))?"
-    r"(?:\r?\n[ \t]*)?)"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*"
+    r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
@@ -168,6 +173,7 @@ _NOT_SECRET_WORDS = frozenset({
     "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
     "dict", "map", "array", "optional", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "none", "off", "on",
+    "pass", "test",
 })
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
@@ -191,8 +197,7 @@ def _name_strength(name: str, word: str) -> int:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
     if word == "pass":
-        # In capitals it is a setting ("PASS = 'x'"), as sentences seldom shout the verb.
-        return 2 if len(words) > 1 or len(last) > 4 or name.isupper() else 0
+        return 2 if len(words) > 1 or len(last) > 4 else 0
     if tuple(words[-2:]) in _ID_PAIRS:
         return 1
     if _DATA_KEY_WORDS.intersection(words):
@@ -272,6 +277,8 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     """For `password: value` written in a sentence, whether `value` is a credential rather than prose."""
     if _looks_random(value):
         return True
+    if text.startswith(("\"", "'"), end) and _mixed_random(value):
+        return True  # a header in a quoted argument: `-H "Token: 3fea6af1349166ea"`
     if not _VALUE_END.match(text, end):
         return False  # more words follow: "Password: must contain a digit"
     # Bounded look-back: the lead of a config line is short, and a text of many names must stay linear.
@@ -325,10 +332,16 @@ class _RunEnds:
 _SYMBOLS = frozenset(string.punctuation + " \t•")
 
 
+# A value that is itself a credential's name reads another setting: `password = var.db_password`,
+# `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
+_REFERENCE = re.compile(r"(?i)(?:[\w$]+[._-])+(?:password|passwd|pwd|secret|token|key)|(?:[\w$]+[._-])*(?:api|access|secret)"
+                        r"[_-]?(?:key|token)")
+
+
 def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
-    if _PLACEHOLDER_WORD.search(value.lower()):
-        return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme"
+    if _PLACEHOLDER_WORD.search(value.lower()) or _REFERENCE.fullmatch(value):
+        return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
@@ -346,6 +359,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         gap = _GAP.match(lowered, ending.end())
         assert gap is not None  # every part of the gap is optional
         separator = gap.group("sep")
+        if gap.group("block"):
+            # `token: |` ⏎ value: the marker says the value follows, so it is judged as `token: value`.
+            separator = lowered[gap.start("sep"):gap.start("block")]
         value_start = gap.end()
         if value_start >= len(text):
             continue
@@ -375,6 +391,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue
         name, name_start = named
         strength = _name_strength(name, ending.group())
+        if not strength and name == "PASS" and (quoted_match is not None or "=" in separator):
+            strength = 2  # a setting in capitals (`PASS = 'x'`); `PASS: test-suite-1` is a test runner's line
         if not strength:
             continue
         if name.lower() == "pwd" and _PATH.match(value):
@@ -416,8 +434,10 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue
         elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
             continue
-        if _PATH.match(value) and not _mixed_random(value.rsplit("/", 1)[-1]):
-            continue  # --credentials=/tmp/xyz/credentials is a file, not its content
+        if (_PATH.match(value) or _FILE_PATH.fullmatch(value)) and not _mixed_random(value.rsplit("/", 1)[-1]):
+            continue  # --credentials=/tmp/xyz/credentials, build/keys/debug.keystore: a file, not its content
+        if quoted_match is None and _CALL.match(value):
+            continue  # `$token .= substr($hash, 0, 8);` computes the value
         covered = end
         yield start, end
 
@@ -425,6 +445,8 @@ def find_named_values(text: str) -> Iterator[Range]:
 # Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
+_FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
+_CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -435,7 +457,7 @@ _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{1
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
-_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?[^\s:\"']{1,100}+:([^\s\"']{1,300}+)")
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{1,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
@@ -471,10 +493,13 @@ def find_passwords(text: str) -> Iterator[Range]:
         end = match.start(1) + len(password)
         if not _is_placeholder(password):
             yield match.start(1), end
-    for pattern in (_CLI_USER, _CLI_PASSWORD):
-        for match in pattern.finditer(text):
-            if not _is_placeholder(match.group(1)):
-                yield match.span(1)
+    for match in _CLI_USER.finditer(text):
+        # `-u <user:password>` documents the syntax; `-u ":secret"` has no user.
+        if not match.group(1).startswith("<") and not _is_placeholder(match.group(2)):
+            yield match.span(2)
+    for match in _CLI_PASSWORD.finditer(text):
+        if not _is_placeholder(match.group(1)):
+            yield match.span(1)
 
 
 # Telegram bot token: the bot id, a colon and 35 url-safe characters.

@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from reqgate.pipeline.guardrail import credentials, entropy, pii, vendors
+from reqgate.pipeline.guardrail.budget import PROBE
 
 PII_CHECK = "guardrail.pii"
 SECRET_CHECK = "guardrail.secret"
@@ -50,6 +51,19 @@ KINDS: tuple[Kind, ...] = (
     Kind("phone", PII_CHECK, "phone number", "phone numbers", pii.find_phones, True),
 )
 KIND_BY_NAME = {kind.name: kind for kind in KINDS}
+# Documentation values are never redacted, whichever finder matched them: an `xxxx` mask, AWS's
+# `…EXAMPLE` key, `changeme`, one character repeated after a prefix (`AIzaaaaa…`, `glc_1111…`). Private
+# key blocks and password hashes have tests of their own: a sample key may say EXAMPLE in its body.
+_MADE_UP = re.compile(r"xxxx|example|changeme|change_me|dummy|placeholder|your[_-]", re.IGNORECASE)
+_OWN_PLACEHOLDER_TESTS = frozenset({"private_key", "password_hash"})
+
+
+def _made_up(value: str) -> bool:
+    probe = value[:PROBE]
+    if _MADE_UP.search(probe):
+        return True
+    rest = [char for char in probe[4:] if char.isalnum()]
+    return len(rest) >= 12 and len(set(rest)) == 1
 _PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}
 
 # Two patterns, each led by a literal, scan far faster than one alternation.
@@ -102,8 +116,9 @@ def detect(text: str, kinds: Collection[str], phone_regions: Sequence[str] = pii
         if kind.name not in kinds:
             continue
         found = pii.find_phones(text, phone_regions) if kind.name == "phone" else kind.find(text)
+        screened = kind.check_id == SECRET_CHECK and kind.name not in _OWN_PLACEHOLDER_TESTS
         for start, end in found:
-            if end <= start:
+            if end <= start or screened and _made_up(text[start:min(end, start + PROBE)]):
                 continue
             if kind.outside_urls:
                 if urls is None:

@@ -13,7 +13,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from functools import lru_cache
 
 from reqgate.pipeline.guardrail.budget import PROBE, capped
 from reqgate.pipeline.guardrail.shapes import WORD
@@ -51,12 +50,7 @@ def _random_part(part: str) -> bool:
 def looks_random(token: str) -> bool:
     """Whether `token` (no joiners at its ends) has the shape of a machine-made secret."""
     # Judged by its first characters (it is redacted whole): a hostile run of 100 KiB costs what a key does.
-    return _probe_looks_random(token.rstrip("=")[:PROBE])
-
-
-# Remembered per probe: a hostile field repeats a few runs thousands of times.
-@lru_cache(maxsize=4096)
-def _probe_looks_random(core: str) -> bool:
+    core = token.rstrip("=")[:PROBE]
     if len(core) < _MIN_LENGTH or _HEX.fullmatch(core):
         return False
     digits = sum(c.isdigit() for c in core)
@@ -89,6 +83,9 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:
+    # Judgements remembered for this call only (the keys are would-be secrets): a hostile field repeats a few
+    # runs thousands of times.
+    judged: dict[str, bool] = {}
     for match in capped(_LONG_RUN.finditer(text)):
         start, end = match.span()
         # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
@@ -98,5 +95,10 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             end -= 1
         if text.startswith(_PUBLIC_BASE64, start):
             continue
-        if end - start >= _MIN_LENGTH and looks_random(text[start:end]):
+        if end - start < _MIN_LENGTH:
+            continue
+        core = text[start:end].rstrip("=")[:PROBE]
+        if core not in judged:
+            judged[core] = looks_random(core)
+        if judged[core]:
             yield start, end

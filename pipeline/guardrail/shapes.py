@@ -1,9 +1,30 @@
-"""Shapes of text the secret finders share: what a UUID is, and what a word inside an identifier is."""
+"""Shapes of text the secret finders share: what a UUID is, what a word inside an identifier is, and
+whether a value is made of words."""
 
 from __future__ import annotations
 
 import re
 
+from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
+
 UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
+# A word's letter pairs are mostly common ones ("cgroups" and "jira" have two in three, "proxy" and "web" half).
+_COMMON_SHARE = 0.5
+
+
+def pronounceable(value: str) -> bool:
+    """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel, five
+    consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
+    "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces."""
+    worded = 0
+    for match in WORD.finditer(value):
+        piece = match.group().lower()
+        vowels = sum(c in "aeiouy" for c in piece)
+        common = sum(piece[i:i + 2] in COMMON_PAIRS for i in range(len(piece) - 1))
+        if vowels * 5 >= len(piece) and not _CONSONANTS.search(piece) and common >= _COMMON_SHARE * (len(piece) - 1):
+            worded += len(piece)
+    return worded > len(value) * 0.45

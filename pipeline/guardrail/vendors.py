@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reqgate.pipeline.guardrail.budget import MAX_INNER_STARTS, capped
+from reqgate.pipeline.guardrail.budget import MAX_INNER_STARTS, PROBE, capped
+from reqgate.pipeline.guardrail.shapes import pronounceable
 
 Range = tuple[int, int]
 
@@ -180,8 +181,6 @@ FORMATS: tuple[Format, ...] = (
     Format("New Relic ingest key", "NRRA-", HEX, 42, 42),
     Format("New Relic admin key", "NRAA-", HEX, 27, 27),
     Format("New Relic query key", "NRIQ-", URLSAFE, 32, 32),
-    Format("New Relic Pixie API key", "px-api-", URLSAFE, 36, 36),
-    Format("New Relic Pixie deploy key", "px-dep-", URLSAFE, 36, 36),
     Format("Sentry user token", "sntryu_", HEX, 64, 64),
     Format("Sentry org token", "sntrys_", B64, 60, 512),
     Format("Datadog key", "ddapi_", B62, 30, 64),
@@ -332,7 +331,8 @@ _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
 _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
                             "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
-                            "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_"})
+                            "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_",
+                            "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
@@ -347,16 +347,21 @@ _STRUCTURED = {
     "pk_": re.compile(r"pk_[0-9]{7,8}_[0-9A-Z]{32}(?![A-Za-z0-9])"),
 }
 # Formats with no prefix but a shape of their own, tried on a run no prefix claimed: Mailchimp's key is 32 hex
-# digits and its datacenter ("-us12"); a Discord bot token is the bot's id in base64, a timestamp and an HMAC.
+# digits and its datacenter ("-us12"); a Discord bot token is the bot's id in base64 (digits among it), a
+# timestamp and an HMAC; an Azure AD client secret has "Q~" after its fourth character.
 _SHAPED = (
     re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
     re.compile(r"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"),
+    re.compile(r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
 )
 
 
 def _shaped_at_start(value: str) -> int:
     for pattern in _SHAPED:
-        if (found := pattern.match(value)) is not None:
+        found = pattern.match(value)
+        # Dotted identifiers take these shapes too ("NotificationDispatcherImpl.handle.process…"): a token is
+        # random.
+        if found is not None and _random_enough(found.group()):
             return found.end()
     return 0
 
@@ -375,7 +380,11 @@ _LONG_RUN = re.compile(
 
 
 def _random_enough(body: str) -> bool:
-    """A machine-made body: letters and digits both, or (for a long body) many case changes."""
+    """A machine-made body: not mostly words ("makeKubeConfigController"), and letters and digits both, or
+    (for a long body) many case changes."""
+    body = body[:PROBE]
+    if pronounceable(body):
+        return False
     letters = sum(c.isalpha() for c in body)
     digits = sum(c.isdigit() for c in body)
     if letters and digits >= 2:
