@@ -74,7 +74,8 @@ _NAMED_VALUE = re.compile(
 # A variable is named like one (`$Password`, `$DB_PASS`, `$db_pass`); `$ecretP4ss` is a password.
 _VARIABLE = re.compile(r"\$\{[^}]*\}?|#\{.*|%\w+%|\$(?:[A-Z][a-z]+)+|\$[A-Z_][A-Z0-9_]*|\$[a-z_][a-z0-9_]*|\{\{.*|"
                        r"<\w+>")
-_SELF_NAMED = re.compile(r"(?i)(?:[a-z]{1,8}_?|my|your)?(?:password|passwd|pwd|pass|secret|token)")
+_SELF_NAMED = re.compile(r"(?i:(?:[a-z]{1,8}_|my|your)?(?:password|passwd|pwd|pass|secret|token))"
+                         r"|[a-z]{1,8}(?:Password|Passwd|Pwd|Pass|Secret|Token)")
 
 
 def _run_score(text: str, match: re.Match[str]) -> float:
@@ -133,7 +134,9 @@ def is_placeholder(secret: str) -> bool:
         return True
     body = re.sub(r"^[a-z]{2,8}[_-]+(?:[a-z]{2,8}[_-]+)?", "", secret)
     body = re.sub(r"[^A-Za-z0-9]", "", body)
-    return len(set(body.lower())) <= 1 or set(body) <= set("xX")
+    # One character repeated after a short prefix (`00aaaa…`), as the guardrail reads it.
+    rest = [char for char in secret[4:] if char.isalnum()]
+    return len(set(body.lower())) <= 1 or set(body) <= set("xX") or len(rest) >= 12 and len(set(rest)) == 1
 
 
 def leaks(secret: str, sent: str, sent_without: str = "") -> bool:
@@ -146,9 +149,9 @@ def leaks(secret: str, sent: str, sent_without: str = "") -> bool:
 
 
 def without(text: str, secret: str) -> str:
-    """The text with the secret's last occurrence taken out: a fixture names the user before the password."""
-    head, _, tail = text.rpartition(secret)
-    return f"{head} {tail}"
+    """The text with every occurrence of the secret taken out: whatever of it is still sent, however often it
+    stands in the text, leaks."""
+    return text.replace(secret, " ")
 
 
 def _sent(text: str) -> str:
@@ -183,7 +186,10 @@ def secret_items(data: Path) -> dict[str, list[tuple[str, str, str]]]:
         for row in _load_jsonl(secretlint):
             for finding in row["findings"]:
                 start, end = finding["range"]
-                secret = secret_of(row["text"][start:end])
+                found = row["text"][start:end]
+                # A finding on a placeholder (`…/services/TXXXXX/BXXXXX/XXXXXXXXXX`) is kept whole for
+                # `is_placeholder`, not cut down to its most random-looking run.
+                secret = found if _PLACEHOLDER_WORD.search(found) else secret_of(found)
                 if secret:
                     out.append((f"{row['rule']}/{row['case']}", row["text"], secret))
         items["secretlint"] = out

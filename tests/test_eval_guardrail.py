@@ -39,10 +39,12 @@ def test_a_redacted_secret_does_not_leak_through_its_name() -> None:
     assert not _leaks(text, "codemagic123_vAr0u3Fx9lAf3BmeN8gUd3Pm6Vx2F2ay3_ij2C8l")
 
 
-def test_a_user_name_equal_to_the_password_is_not_the_passwords_leak() -> None:
+def test_a_secret_left_anywhere_in_the_text_leaks() -> None:
+    # the password's value is redacted, but the same string is sent as the user name
     text = 'Open("User ID=specialbill_user; Password =specialbill_user;Initial Catalog=Bills")'
-    assert not _leaks(text, "specialbill_user")
-    assert _leaks('Open("User ID=specialbill_user; Initial Catalog=Bills")', "specialbill_user")
+    assert "[REDACTED:password]" in E._sent(text)
+    assert _leaks(text, "specialbill_user")
+    assert _leaks("docker login -u ci Zk4q9Tx2Lm7Rp3Wv\nDB_PASSWORD=Zk4q9Tx2Lm7Rp3Wv", "Zk4q9Tx2Lm7Rp3Wv")
 
 
 @pytest.mark.parametrize(("text", "secret"), [
@@ -50,6 +52,7 @@ def test_a_user_name_equal_to_the_password_is_not_the_passwords_leak() -> None:
      "YOUR_VERY_LONG_AND_SECURE_CLIENT_SECRET_GOES_HERE_12345678900000"),
     ("appointedd_SECRET=examplevalidkeyABCDEFGHIJKLMNOPQRSTUVWXY=", "examplevalidkeyABCDEFGHIJKLMNOPQRSTUVWXY="),
     ('String usernamePassword = "application:" + appKey + ":" + appSecret;', "appSecret"),
+    ('okta_api_token = 00aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "00aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
 ])
 def test_placeholders_are_picked_whole_and_not_counted(text: str, secret: str) -> None:
     assert E.secret_of(text) == secret
@@ -58,3 +61,8 @@ def test_placeholders_are_picked_whole_and_not_counted(text: str, secret: str) -
 
 def test_a_name_ending_in_a_credential_word_is_not_part_of_the_secret() -> None:
     assert E.secret_of("collect2TOKEN-9c1e7a3f-5b2d-4e4a-8c0f-1b3d5e7a9c2f") == "9c1e7a3f-5b2d-4e4a-8c0f-1b3d5e7a9c2f"
+
+
+@pytest.mark.parametrize("value", ["rootpass", "adminpass", "thisismypassword"])
+def test_a_weak_password_is_no_placeholder(value: str) -> None:
+    assert not E.is_placeholder(value)
