@@ -471,6 +471,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     yield from find_name_value_lines(text)
+    yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)
     lowered = lower_aligned(text)
@@ -517,6 +518,35 @@ _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "
                            "tag", "branch", "image", "container", "node", "task", "job", "run", "trace", "span",
                            "request", "session", "object", "etag", "oid", "parent", "tree", "head", "merge",
                            "at", "from", "to", "in", "is", "and", "or", "the", "see", "file", "path", "url"})
+
+
+# A Kubernetes Secret's `data:` (base64) and `stringData:` values are secrets whatever their keys are called
+# (`extra: YWRtaW46…`, `tls.key: LS0t…`). Bounded: a hostile text of many blocks reads each line a few times.
+_K8S_SECRET = re.compile(r"^[ \t]*[\"']?kind[\"']?:[ \t]*[\"']?secret[\"']?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_DATA_BLOCK = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*$", re.MULTILINE)
+_DATA_ENTRY = re.compile(r"([ \t]*)[\w.-]{1,253}:[ \t]*([\"']?)([^\s\"'#|>][^\s\"']{3,})\2[ \t]*$")
+_MAX_DATA_BLOCKS = 32
+_MAX_DATA_LINES = 256
+
+
+def find_kubernetes_secret_data(text: str) -> Iterator[Range]:
+    if _K8S_SECRET.search(text) is None:
+        return
+    for block in capped(_DATA_BLOCK.finditer(text), _MAX_DATA_BLOCKS):
+        indent = len(block.group(1))
+        position = block.end() + 1
+        for _ in range(_MAX_DATA_LINES):
+            if position >= len(text):
+                break
+            line_end = text.find("\n", position)
+            line_end = len(text) if line_end < 0 else line_end
+            entry = _DATA_ENTRY.fullmatch(text, position, line_end)
+            if text[position:line_end].strip():
+                if entry is None or len(entry.group(1)) <= indent:
+                    break  # the block ends where its indentation does
+                if not _is_placeholder(entry.group(3)):
+                    yield entry.span(3)
+            position = line_end + 1
 
 
 def find_name_value_lines(text: str) -> Iterator[Range]:
