@@ -23,7 +23,8 @@ UNITS = [
     "$2b$12$", "4111 1111 1111 1111 ", "token abc123def456 ", "token:\n", "tskey-", "AKIA", "xoxb-", "SG.",
     "age1", "$argon2id$", "://u:p@", "-u a:", "Authorization: ", "==", "\\n", '" + "', "%40", "=\n",
     "cloudsmith 9f2c4e1a7b3d5f60718293a4b5c6d7e8 ", "/webhook/", "keyX-", "aB3xY9kL2mN8pQ4r/",
-    "kind: Secret\n", "data:\n", "  k: v4lue9\n", " data:\n  a: b\n",
+    "kind: Secret\n", "data:\n", "  k: v4lue9\n", " data:\n  a: b\n", "token: " + "_" * 60 + "! ",
+    "password=" + "a_" * 40 + "b! ",
 ]
 
 

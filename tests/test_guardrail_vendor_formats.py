@@ -56,6 +56,8 @@ TOKENS = (
     ("sat.", "oow3584htWij2dBUMSEHn1.akR5ZJ3Q6F6uwnrcJUqnrzLd.kCtdcq1IfXClRaJgj4Xt"),
     ("pat", "W46t8Vtfi3MJYH.3af541f8ccd9fc70cbe32e438eef9a0879e58258038aac0788945aa0c1a8d7eb"),
     ("pk_", "0104548_6APOGJP5JED6XFTJ7U1D7T7VPRABAGM8"),
+    ("hf_", "reWNTECOTWDKIGhovOziFyJsXNkfuFVmcV"),
+    ("s.", "d4UYETIay2BV6DfVPClogqoP"),
 )
 
 # A prefix followed by a word, a body too short, or a documentation placeholder.

@@ -8,7 +8,7 @@ before: a key follows the service's name or a credential word within a short win
 and it is a key only when
 
 - its value part is machine-made (hex of 32 or more digits, a UUID, or letters and digits mixed with
-  no words in them; hex of 20 to 31 digits only after a service's name), and
+  no words in them; hex of 20 to 31 digits only after a service's name or a word such as "token"), and
 - a service name or credential word is one of the two words nearest the value (glued to it in the run,
   or just before the run), and no digest or reference word ("commit", "sha", "build", "id", …) is one
   of the three nearest. In a path, a segment counts only when a context segment or another value leads
@@ -109,7 +109,7 @@ def _kind(value: str) -> str | None:
         if digits >= 32 or UUID.fullmatch(core):
             return "hex"
         # Shorter hex keys exist, but so do MongoDB's 24-digit object ids and long decimal numbers: only a
-        # service's name makes one a key (see find_context_tokens).
+        # service's name or "token", "secret"… before it makes one a key (see find_context_tokens).
         has_letter = any(c.isalpha() for c in core)
         return "short_hex" if digits >= _MIN_HEX and has_letter and core.count("-") == 0 else None
     letters = sum(map(str.isalpha, core))
@@ -170,7 +170,9 @@ def _value_kind(value: str, kind: Kind) -> str | None:
     return kind(value)
 
 
-_NONE, _CREDENTIAL, _SERVICE = 0, 1, 2
+_NONE, _CREDENTIAL, _NAMED = 0, 1, 2
+# Words that name a secret outright, unlike "key", "access" or "auth" ("access project 5f4dcc3b…").
+_STRONG_WORDS = frozenset({"password", "passwd", "pwd", "secret", "token", "apikey", "credential"})
 
 
 def _joined_service(text: str, start: int) -> bool:
@@ -187,16 +189,17 @@ def _joined_service(text: str, start: int) -> bool:
 
 def _run_context(text: str, start: int, names: list[str]) -> int:
     """What the name parts glued before the value ("fileioSECRETKEY") or the words before the run say:
-    `_SERVICE` for a service's name, `_CREDENTIAL` for a credential word, `_NONE` when neither is there or
-    a reference word ("lastVcsRevisionKey", "sortKey") makes it a digest or an id."""
+    `_NAMED` for a service's name or a word that names a secret outright, `_CREDENTIAL` for another credential
+    word, `_NONE` when neither is there or a reference word ("lastVcsRevisionKey", "sortKey") makes it a
+    digest or an id."""
     words = [w for name in names for w in _words(name)]
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
     if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
         return _NONE
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
-    if any(word in VENDOR_NAMES for word in nearest) or _joined_service(text, start):
-        return _SERVICE
+    if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest) or _joined_service(text, start):
+        return _NAMED
     return _CREDENTIAL if any(_is_context(word) for word in nearest) else _NONE
 
 
@@ -226,7 +229,7 @@ def find_context_tokens(text: str) -> Iterator[Range]:
         for segment in run[offset:].split("/", _MAX_SEGMENTS):
             value = segment.rstrip(".-_~+")
             value_kind = _value_kind(value, kind) if led_by else None
-            # A short hex run needs a service's name before it, which a path segment is not.
+            # A short hex run needs a service's name or a secret's before it, which a path segment is not.
             if value_kind is not None and (led_by == "run" or value_kind != "short_hex"):
                 values.append((position, position + len(value), led_by == "run", value_kind))
             else:
@@ -241,6 +244,6 @@ def find_context_tokens(text: str) -> Iterator[Range]:
             reads += 1
             context = _run_context(text, match.start(), names)
         for start, end, needs_run, value_kind in values:
-            needed = _SERVICE if value_kind == "short_hex" else _CREDENTIAL
+            needed = _NAMED if value_kind == "short_hex" else _CREDENTIAL
             if not needs_run or context >= needed:
                 yield start, end

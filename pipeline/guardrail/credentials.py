@@ -173,7 +173,6 @@ _NOT_SECRET_WORDS = frozenset({
     "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
     "dict", "map", "array", "optional", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "none", "off", "on",
-    "pass", "test",
 })
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
@@ -334,8 +333,8 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 
 # A value that is itself a credential's name reads another setting: `password = var.db_password`,
 # `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
-_REFERENCE = re.compile(r"(?i)(?:[\w$]+[._-])+(?:password|passwd|pwd|secret|token|key)|(?:[\w$]+[._-])*(?:api|access|secret)"
-                        r"[_-]?(?:key|token)")
+_REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
+                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -436,8 +435,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue
         if (_PATH.match(value) or _FILE_PATH.fullmatch(value)) and not _mixed_random(value.rsplit("/", 1)[-1]):
             continue  # --credentials=/tmp/xyz/credentials, build/keys/debug.keystore: a file, not its content
-        if quoted_match is None and _CALL.match(value):
-            continue  # `$token .= substr($hash, 0, 8);` computes the value
+        if quoted_match is None and _CALL.match(value) and (value.endswith("(") or text.startswith((",", ";"), end)):
+            continue  # `$token .= substr($hash, 0, 8);` computes the value; `Summer(2024)` is one
         covered = end
         yield start, end
 
@@ -495,8 +494,12 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(password):
             yield match.start(1), end
     for match in _CLI_USER.finditer(text):
-        # `-u <user:password>` documents the syntax; `-u ":secret"` has no user.
-        if not match.group(1).startswith("<") and not _is_placeholder(match.group(2)):
+        user, password = match.group(1), match.group(2)
+        # `-u <user:password>`, `-u test:test` and `--user user:pass` document the syntax; `docker run -u
+        # 1000:1000` is a uid and gid; `-u ":secret"` has no user and is a secret.
+        if user.startswith("<") or password == user or password.isdigit() or password in ("pass", "password"):
+            continue
+        if not _is_placeholder(password):
             yield match.span(2)
     for match in _CLI_PASSWORD.finditer(text):
         if not _is_placeholder(match.group(1)):
@@ -521,32 +524,54 @@ _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "
 
 
 # A Kubernetes Secret's `data:` (base64) and `stringData:` values are secrets whatever their keys are called
-# (`extra: YWRtaW46…`, `tls.key: LS0t…`). Bounded: a hostile text of many blocks reads each line a few times.
-_K8S_SECRET = re.compile(r"^[ \t]*[\"']?kind[\"']?:[ \t]*[\"']?secret[\"']?[ \t]*$", re.IGNORECASE | re.MULTILINE)
-_DATA_BLOCK = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*$", re.MULTILINE)
-_DATA_ENTRY = re.compile(r"([ \t]*)[\w.-]{1,253}:[ \t]*([\"']?)([^\s\"'#|>][^\s\"']{3,})\2[ \t]*$")
+# (`extra: YWRtaW46…`, `tls.key: LS0t…`), in the YAML document that says `kind: Secret` only. Bounded: a
+# hostile text of many blocks reads each line a few times.
+_YAML_DOCUMENT = re.compile(r"^---", re.MULTILINE)
+_K8S_SECRET = re.compile(r"^[ \t]*[\"']?kind[\"']?:[ \t]*[\"']?secret[\"']?[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_DATA_BLOCK = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*\r?$", re.MULTILINE)
+_DATA_ENTRY = re.compile(r"([ \t]*)[\w.-]{1,253}:[ \t]*([\"']?)([^\s\"'#|>][^\s\"']{3,})\2(?:[ \t]+#[^\n]*)?[ \t]*\r?")
 _MAX_DATA_BLOCKS = 32
 _MAX_DATA_LINES = 256
 
 
+def _documents(text: str) -> Iterator[Range]:
+    start = 0
+    for separator in _YAML_DOCUMENT.finditer(text):
+        yield start, separator.start()
+        start = separator.end()
+    yield start, len(text)
+
+
 def find_kubernetes_secret_data(text: str) -> Iterator[Range]:
     if _K8S_SECRET.search(text) is None:
-        return
-    for block in capped(_DATA_BLOCK.finditer(text), _MAX_DATA_BLOCKS):
-        indent = len(block.group(1))
-        position = block.end() + 1
-        for _ in range(_MAX_DATA_LINES):
-            if position >= len(text):
+        return  # most texts: nothing more is read
+    blocks = 0
+    for doc_start, doc_end in _documents(text):
+        if blocks == _MAX_DATA_BLOCKS or _K8S_SECRET.search(text, doc_start, doc_end) is None:
+            continue
+        for block in _DATA_BLOCK.finditer(text, doc_start, doc_end):
+            blocks += 1
+            if blocks > _MAX_DATA_BLOCKS:
                 break
-            line_end = text.find("\n", position)
-            line_end = len(text) if line_end < 0 else line_end
+            yield from _data_values(text, block.end() + 1, doc_end, len(block.group(1)))
+
+
+def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Range]:
+    """The values of a block's entries, up to the first line indented no deeper than the block's key."""
+    for _ in range(_MAX_DATA_LINES):
+        if position >= end:
+            return
+        line_end = text.find("\n", position, end)
+        line_end = end if line_end < 0 else line_end
+        line = text[position:line_end]
+        content = line.lstrip(" \t")
+        if content.strip() and not content.startswith("#"):
+            if len(line) - len(content) <= indent:
+                return
             entry = _DATA_ENTRY.fullmatch(text, position, line_end)
-            if text[position:line_end].strip():
-                if entry is None or len(entry.group(1)) <= indent:
-                    break  # the block ends where its indentation does
-                if not _is_placeholder(entry.group(3)):
-                    yield entry.span(3)
-            position = line_end + 1
+            if entry is not None and not _is_placeholder(entry.group(3)):
+                yield entry.span(3)
+        position = line_end + 1
 
 
 def find_name_value_lines(text: str) -> Iterator[Range]:

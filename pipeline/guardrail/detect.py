@@ -54,7 +54,8 @@ KIND_BY_NAME = {kind.name: kind for kind in KINDS}
 # Documentation values are never redacted, whichever finder matched them: an `xxxx` mask, AWS's
 # `…EXAMPLE` key, `changeme`, one character repeated after a prefix (`AIzaaaaa…`, `glc_1111…`). Private
 # key blocks and password hashes have tests of their own: a sample key may say EXAMPLE in its body.
-_MADE_UP = re.compile(r"xxxx|example|changeme|change_me|dummy|placeholder|your[_-]", re.IGNORECASE)
+# A mask is one case: "XxXx" can occur in a random token.
+_MADE_UP = re.compile(r"xxxx|XXXX|(?i:example|changeme|change_me|dummy|placeholder|your[_-])")
 _OWN_PLACEHOLDER_TESTS = frozenset({"private_key", "password_hash"})
 
 
@@ -64,6 +65,8 @@ def _made_up(value: str) -> bool:
         return True
     rest = [char for char in probe[4:] if char.isalnum()]
     return len(rest) >= 12 and len(set(rest)) == 1
+
+
 _PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}
 
 # Two patterns, each led by a literal, scan far faster than one alternation.

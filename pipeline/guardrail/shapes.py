@@ -16,12 +16,18 @@ _CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{5}")
 _COMMON_SHARE = 0.5
 
 
-def pronounceable(value: str) -> bool:
+# Words of small letters, capitalised or not: the pieces of camelCase. A random mixed-case body holds runs of
+# capitals that WORD would count.
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def pronounceable(value: str, capitals: bool = True) -> bool:
     """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel, five
     consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
-    "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces."""
+    "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces. Without `capitals`, runs
+    of capitals ("HTTPS", or "WNTECOT" in a random token) are not words."""
     worded = 0
-    for match in WORD.finditer(value):
+    for match in (WORD if capitals else _CAMEL_WORD).finditer(value):
         piece = match.group().lower()
         vowels = sum(c in "aeiouy" for c in piece)
         common = sum(piece[i:i + 2] in COMMON_PAIRS for i in range(len(piece) - 1))

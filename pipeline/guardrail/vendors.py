@@ -361,7 +361,7 @@ def _shaped_at_start(value: str) -> int:
         found = pattern.match(value)
         # Dotted identifiers take these shapes too ("NotificationDispatcherImpl.handle.process…"): a token is
         # random.
-        if found is not None and _random_enough(found.group()):
+        if found is not None and _random_enough(found.group()) and not pronounceable(found.group(), capitals=False):
             return found.end()
     return 0
 
@@ -380,17 +380,21 @@ _LONG_RUN = re.compile(
 
 
 def _random_enough(body: str) -> bool:
-    """A machine-made body: not mostly words ("makeKubeConfigController"), and letters and digits both, or
-    (for a long body) many case changes."""
+    """A machine-made body: letters and digits both, or (for a long body) many case changes that are not
+    those of camelCase words ("makeKubeConfigController")."""
     body = body[:PROBE]
-    if pronounceable(body):
-        return False
     letters = sum(c.isalpha() for c in body)
     digits = sum(c.isdigit() for c in body)
     if letters and digits >= 2:
         return True
     changes = sum(a.isupper() != b.isupper() for a, b in zip(body, body[1:], strict=False) if a.isalpha() and b.isalpha())
-    return len(body) >= 20 and changes >= len(body) // 4
+    if len(body) < 20 or changes < len(body) // 4:
+        return False
+    # camelCase has no two capitals in a row, and its pieces are words; a random body has both kinds of run.
+    return _TWO_CAPITALS.search(body) is not None or not pronounceable(body, capitals=False)
+
+
+_TWO_CAPITALS = re.compile(r"[A-Z]{2}")
 
 
 _MADE_UP = re.compile(r"fake|dummy|notareal|not_a_real|xxxx")
