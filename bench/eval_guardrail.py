@@ -148,10 +148,11 @@ def leaks(secret: str, sent: str, sent_without: str = "") -> bool:
                for piece in (secret[i:i + 8] for i in range(max(1, len(secret) - 7))))
 
 
-def without(text: str, secret: str) -> str:
-    """The text with every occurrence of the secret taken out: whatever of it is still sent, however often it
-    stands in the text, leaks."""
-    return text.replace(secret, " ")
+def secret_leaks(secret: str, text: str, sent: str | None = None) -> bool:
+    """Whether `secret` leaks from `text` (`sent`: what is sent of it, when known). Compared with what would be
+    sent with every occurrence of the secret taken out: whatever of it is still sent, however often it stands
+    in the text, leaks."""
+    return leaks(secret, _sent(text) if sent is None else sent, _sent(text.replace(secret, " ")))
 
 
 def _sent(text: str) -> str:
@@ -222,7 +223,7 @@ def eval_secrets(data: Path, details: bool) -> dict[str, Any]:
             counted += 1
             if text not in sent_cache:
                 sent_cache[text] = _sent(text)
-            if leaks(secret, sent_cache[text], _sent(without(text, secret))):
+            if secret_leaks(secret, text, sent_cache[text]):
                 leaked += 1
                 leaked_ids.append(f"{item_id}: {text[:120]!r} -> {secret[:40]!r}")
         flagged_negatives = [item_id for item_id, text in negatives.get(corpus, [])

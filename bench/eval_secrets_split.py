@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         half = half_of(file_of[rule_id])
         counts[half][0] += 1
-        if guardrail_eval.leaks(secret, guardrail_eval._sent(text), guardrail_eval._sent(guardrail_eval.without(text, secret))):
+        if guardrail_eval.secret_leaks(secret, text):
             counts[half][1] += 1
             leaked[half].append(f"{rule_id}: {text[:100]!r}")
     for half, (total, leaks) in counts.items():

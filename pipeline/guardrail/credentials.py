@@ -33,10 +33,8 @@ _AWS_SECRET = re.compile(r"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[:=][ \t]*[\
 _GITHUB = re.compile(r"g(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{20,255}|ithub_pat_[A-Za-z0-9_]{22,255})"
                      r"(?![A-Za-z0-9_])")
 _GITLAB = re.compile(r"glpat-(?<![\w-]glpat-)[A-Za-z0-9_-]{20,}")
-_SLACK = (
-    re.compile(r"xox(?<![\w-]xox)[abprs]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
-)
+_SLACK_TOKEN = re.compile(r"xox(?<![\w-]xox)[abprs]-[A-Za-z0-9-]{10,}")
+_SLACK_WEBHOOK = re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")
 _ANTHROPIC = re.compile(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}")
 _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -69,13 +67,13 @@ def find_gitlab(text: str) -> Iterator[Range]:
 
 
 def find_slack(text: str) -> Iterator[Range]:
-    for match in _SLACK[0].finditer(text):
+    for match in _SLACK_TOKEN.finditer(text):
         body = match.group()[5:PROBE]
         # Slack's tokens are long runs of numeric ids and a random part; "xoxb-12345-abcd234" or
         # "xoxb-xoxb-my-bot-token" in a ticket is a name or a shortened example.
         if len(body) >= 20 and sum(map(str.isdigit, body)) >= 8 and not pronounceable(body):
             yield match.span()
-    yield from _spans(_SLACK[1], text)
+    yield from _spans(_SLACK_WEBHOOK, text)
 
 
 def find_anthropic(text: str) -> Iterator[Range]:
@@ -185,9 +183,10 @@ def _name_words(name: str) -> list[str]:
     return [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
 
 
-def _name_strength(name: str, word: str) -> int:
+def _name_strength(name: str, word: str, assigned: bool) -> int:
     """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
-    only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in."""
+    only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in;
+    `assigned` says whether the value is given with `=` or quotes."""
     words = _name_words(name)
     if not words or "public" in words or "publishable" in words:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
@@ -196,7 +195,8 @@ def _name_strength(name: str, word: str) -> int:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
     if word == "pass":
-        return 2 if len(words) > 1 or len(last) > 4 else 0
+        # In capitals with `=` or quotes it is a setting (`PASS = 'x'`); `PASS: test-suite-1` is a test runner's.
+        return 2 if len(words) > 1 or len(last) > 4 or assigned and name.isupper() else 0
     if tuple(words[-2:]) in _ID_PAIRS:
         return 1
     if _DATA_KEY_WORDS.intersection(words):
@@ -389,9 +389,7 @@ def find_named_values(text: str) -> Iterator[Range]:
         if named is None:
             continue
         name, name_start = named
-        strength = _name_strength(name, ending.group())
-        if not strength and name == "PASS" and (quoted_match is not None or "=" in separator):
-            strength = 2  # a setting in capitals (`PASS = 'x'`); `PASS: test-suite-1` is a test runner's line
+        strength = _name_strength(name, ending.group(), quoted_match is not None or "=" in separator)
         if not strength:
             continue
         if name.lower() == "pwd" and _PATH.match(value):

@@ -59,8 +59,8 @@ _MADE_UP = re.compile(r"xxxx|XXXX|(?i:example|changeme|change_me|dummy|placehold
 _OWN_PLACEHOLDER_TESTS = frozenset({"private_key", "password_hash"})
 
 
-def _made_up(value: str) -> bool:
-    probe = value[:PROBE]
+def _made_up(probe: str) -> bool:
+    """Whether a hit's first `PROBE` characters are a documentation value."""
     if _MADE_UP.search(probe):
         return True
     rest = [char for char in probe[4:] if char.isalnum()]

@@ -359,9 +359,12 @@ _SHAPED = (
 def _shaped_at_start(value: str) -> int:
     for pattern in _SHAPED:
         found = pattern.match(value)
+        if found is None:
+            continue
         # Dotted identifiers take these shapes too ("NotificationDispatcherImpl.handle.process…"): a token is
         # random.
-        if found is not None and _random_enough(found.group()) and not pronounceable(found.group(), capitals=False):
+        token = found.group()
+        if _random_enough(token) and not pronounceable(token, capitals=False):
             return found.end()
     return 0
 
