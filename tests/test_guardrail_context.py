@@ -38,6 +38,11 @@ def sent(body: str) -> str:
     (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
      f"{HEX40[:32]}/{UUID}", UUID),
     (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
+    # A dotted or dashed client id, and a key pair after a word that elsewhere names data ("shortcut").
+    ("bitbucket.client.ID=byl2nhrv34zaclukjhvomlvjabkujf", "byl2nhrv34zaclukjhvomlvjabkujf"),
+    (f"shortcut-private-key {UUID}", UUID),
+    # Joined to a capital credential word: runs of capitals and digits are no words.
+    ("mailmodoPRIVATE-QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48", "QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48"),
 ])
 def test_key_named_by_its_service_or_a_credential_word_is_redacted(body, secret):
     out = sent(body)
@@ -68,6 +73,8 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     # a class name reaches the entropy of a sample key; the word test comes first
     "The secret key ArrayIndexOutOfBoundsException is thrown when the vault is empty.",
     "The bean map holds the key JdkDynamicAopProxy for the proxy of the web runtime.",
+    f"Shortcut key {UUID[:8]} opens the palette; the sort_primary_key = '{HEX40}' orders rows.",
+    "The login form posts secret-Base64EncodedString2 to the server.",
 ])
 def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
     assert sent(body) == body

@@ -117,8 +117,8 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|client_id|"
-    r"tenant_id|clientid|tenantid|pat|login)"
+    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
+    r"client[._-]?id|tenant[._-]?id|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -199,11 +199,12 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
         return 2 if len(words) > 1 or len(last) > 4 or assigned and name.isupper() else 0
     if tuple(words[-2:]) in _ID_PAIRS:
         return 1
-    if _DATA_KEY_WORDS.intersection(words):
-        return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
+    # Before the data words: a vendor may be called one ("shortcut-private-key" is Shortcut's API key).
     if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
                                                                                      "access", "auth", "client"}):
         return 2
+    if _DATA_KEY_WORDS.intersection(words):
+        return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
     return 1
 
 
@@ -402,7 +403,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             # word ("access", "key") only counts written in capitals, as in "holidayapiKEY-…".
             word = text[ending.start():ending.end()]
             if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
-                    and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
+                    and not _CODE_REFERENCE.search(value) and "." not in value \
+                    and not pronounceable(value, capitals=False):
                 covered = end
                 yield start, end
             continue
