@@ -43,6 +43,9 @@ def sent(body: str) -> str:
     (f"shortcut-private-key {UUID}", UUID),
     # Joined to a capital credential word: runs of capitals and digits are no words.
     ("mailmodoPRIVATE-QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48", "QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48"),
+    # The breach lists' favourites stand for themselves, with no name beside them.
+    ("The staging admin still logs in with letmein42 after the reset.", "letmein42"),
+    ("Default login is admin / P@ssw0rd! until first use.", "P@ssw0rd!"),
 ])
 def test_key_named_by_its_service_or_a_credential_word_is_redacted(body, secret):
     out = sent(body)
@@ -75,6 +78,7 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     "The bean map holds the key JdkDynamicAopProxy for the proxy of the web runtime.",
     f"Shortcut key {UUID[:8]} opens the palette; the sort_primary_key = '{HEX40}' orders rows.",
     "The login form posts secret-Base64EncodedString2 to the server.",
+    "Django's sign-up form checks that password1 and password2 match; the welcome page follows.",
 ])
 def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
     assert sent(body) == body
