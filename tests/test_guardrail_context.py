@@ -38,8 +38,8 @@ def sent(body: str) -> str:
     (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
      f"{HEX40[:32]}/{UUID}", UUID),
     (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
-    # A dotted or dashed client id, and a key pair after a word that elsewhere names data ("shortcut").
-    ("bitbucket.client.ID=byl2nhrv34zaclukjhvomlvjabkujf", "byl2nhrv34zaclukjhvomlvjabkujf"),
+    # A dashed client id, and a key pair after a word that elsewhere names data ("shortcut").
+    ("X-Client-Id: byl2nhrv34zaclukjhvomlvjabkujf", "byl2nhrv34zaclukjhvomlvjabkujf"),
     (f"shortcut-private-key {UUID}", UUID),
     # Joined to a capital credential word: runs of capitals and digits are no words.
     ("mailmodoPRIVATE-QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48", "QWRTZ48-QWRTZ48-QWRTZ48-QWRTZ48"),

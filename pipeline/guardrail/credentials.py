@@ -118,7 +118,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
     r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client[._-]?id|tenant[._-]?id|pat|login)"
+    r"client[_-]?id|tenant[_-]?id|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -342,6 +342,8 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
+    if value[:1] == "{" and value[-1:] == "}" and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]):
+        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
@@ -456,7 +458,7 @@ _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{1
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{1,100}+:([^\s/]{1,300})@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
-_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{1,300}+)")
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
@@ -507,9 +509,14 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.start(1), end
     for match in _CLI_USER.finditer(text):
         user, password = match.group(1), match.group(2)
-        # `-u <user:password>`, `-u test:test` and `--user user:pass` document the syntax; `docker run -u
-        # 1000:1000` is a uid and gid; `-u ":secret"` has no user and is a secret.
-        if user.startswith("<") or password == user or password.isdigit() or password in ("pass", "password"):
+        if not password:
+            if _looks_random(user) and not _is_placeholder(user):
+                yield match.span(1)  # `curl -u sk_live_…:`: an API key given as the user, no password
+            continue
+        # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and
+        # `--user user:pass` document the syntax; `docker run -u 1000:1000` is a uid and gid; `-u ":secret"`
+        # has no user and is a secret.
+        if user.startswith(("<", "[")) or password == user or password.isdigit() or password in ("pass", "password"):
             continue
         if not _is_placeholder(password):
             yield match.span(2)
