@@ -58,6 +58,35 @@ TOKENS = (
     ("pk_", "0104548_6APOGJP5JED6XFTJ7U1D7T7VPRABAGM8"),
     ("hf_", "reWNTECOTWDKIGhovOziFyJsXNkfuFVmcV"),
     ("s.", "d4UYETIay2BV6DfVPClogqoP"),
+    ("thingsboard.cloud/api/v1/", "0y6nqt9q5z2ih72sn4um"),
+    ("thingsboard.io/api/v1/", "or0quodwyqsclkf9ggfr"),
+    ("sq0idp-", "iTZJ1b6P8FwtoNSE5MAM65"),
+    ("web_", "fbe7a2813e542fb859bd91111a499e3a"),
+    ("csk-", "c5z3zgheqy3yprxwcjyhpz3l6hpgwoumw6ooqus1tvssihh9"),
+    ("flp_", "PrAb6BFZYNtwhLZ4RGvROFiB4doMqFbbygtGVuDV60diQY"),
+    ("tgp_v1_", "7v_QYo5e48bC48i0RKCXfk5QFETZqunjCQ6M9I6FXMu"),
+    ("zpka_", "l9hi6dserwrxcn8zc834omripoksqaxb_60845ab3"),
+    ("key_", ("d8aeab5bb2f895f1ac1c83fdef4006a06ddbed513aaa1b58ea4a6933fbd6c58b"
+              "3a4c68fca80fda114aab5277936c525d1ec2acac427fddf094110da1846ecc03")),
+    ("cflt", "tXyCEhk7N6IBwbuv/87m2C+HYQJkLYU5vGAKkZWdQxowWteXENEzn+pax3Gz"),
+    ("live_", "fe0f80f1efeb3632141747c8f94444b6"),
+    ("live_auth_", "0ae65cf2176bdf5618e54c1d4d22ec14"),
+    ("pa-", "MlFsXrATpmoQPSXr5pfYO1xH9_vAn5yqywBr3b1CJtz"),
+    ("sk-lf-", "9e55d656-f879-4548-99fd-c050ba31b141"),
+    ("rootly_", "a5ce3a6930c46f9c448cdd7460823158e73484ebdd477c3c14adaf3647ae6812"),
+    ("salad_cloud_", "qeXik_lqioqqdHFfUVyV2C5KClQS392xAHsI49nkN85s0r"),
+    ("tines.com/webhook/", "ebzcx5ou0o9c6noatd1wngiodivaw3xb/bfp1uicefoxvccy29myq0w8qjkpjhuj3"),
+    ("pdl_live_apikey_", "01j5jf2pefs1pnny9pf6r24vmp_r5BfRmNqfJp4XRjwVjrQtX4Bj2"),
+    ("pdl_sdbx_apikey_", "01sk6sw5djzs8as72q0kbxzqe7_ZfWcnlif8KllLYTdtL6apOBSH5"),
+    ("napi_", "CL0ezIcYnBAz1OvohHU4QGwYAsMaY84ckjBFqMAqNul4X5LycCyqe8rWB43vC2tp"),
+    ("tskey-", "auth-8YFRpHsHYSkACNTRL-FcN4dFcgPWXDVte9iazXJmn8avIikij4"),
+    # Example Tailscale keys are short.
+    ("tskey-", "secret-40917352-b7qd"),
+    ("re_", "qnRUQ4Gf_vPMLz6V5CAzVwkmxcWLGfuFk"),
+    ("api-", "172a98db-dc59-4cb3-9bc5-1e8669d37162"),
+    ("sdk-", "d4330d7a-5f02-4e95-ad5d-31d01fc8d7a4"),
+    ("pk_", "nLkjDDAbXfej6XwXibw2CObkzBzqnq4Jto"),
+    ("dt0s16.", "B4PB1SBN7I9JWKAG44XD8F8N.MNWK8DB6TQUTZ9LUJ14Y3G7WHMH3N3QBD98BO6G5MS872OCL59JYJRTRC5ZYZYSQ"),
 )
 
 # A prefix followed by a word, a body too short, or a documentation placeholder.
@@ -84,6 +113,23 @@ NEAR_MISSES = (
     "See NotificationDispatcherImpl.handle.processIncomingKafkaMessages for details.",
     "s.makeKubeConfigController = args",
     "&hf_servingcellpriorityparametersdescription_h_prio",
+    "Pass tskey-reusable-ephemeral to the node.",
+    "Call napi_create_function and napi_get_value_string_utf8 from the addon.",
+    "See re_register_customer_account_handler in the module.",
+    "The api-gateway-deployment-2024 rollout finished.",
+    "The sdk-version-4 bump broke the build.",
+    "Keep web_applicationfirewallpolicyname as it is.",
+    "Use pk_customeridorderidproductidlineitem as the index name.",
+    "Rename live_auth_settings_loader next sprint.",
+    "Org id 00D5g000004ABCDEAA is on the EU instance.",
+    "thingsboard.cloud/api/v1/YOUR_ACCESS_TOKEN/telemetry",
+    "Post to https://contoso.webhook.office.com/webhookb2/<group-id>@<tenant-id>/IncomingWebhook/<id>/<owner-id>",
+    "Set PADDLE_API_KEY=pdl_live_apikey_XXXXXXXXXXXXXXXXXXXXXXXXXX_XXXXXXXXXXXXXXXXXXXXXXXXXX first.",
+    "The docs show tgp_v1_" + "x" * 43 + " as the key.",
+    "The key_" + "X" * 128 + " is a placeholder.",
+    "A MaxMind key looks like XXXXXX_XXXXXXXXXXXXXXXXXXXXXXXXXXXXX_mmk in the docs.",
+    "Voyage: pa-example" + "0" * 33,
+    "Deploy pa-frontend-release-candidate-build-2024-11-23 today.",
 )
 
 
@@ -122,11 +168,22 @@ def test_near_misses_are_left_alone(text):
 
 
 # Formats without a prefix, known by their shape: Mailchimp (hex and a datacenter), Discord bot tokens, Azure AD
-# client secrets.
+# client secrets, Microsoft's identifiable keys, MaxMind, Terraform Cloud.
 SHAPED = (
     "3f9c2a7e1b4d8f60a5c3e9d7b1f2a4c8-us12",
     "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
     "Xk37Q~t2Vb9LmZ_8rW4nKp.6yHc1JdFq-s3Gx0A",  # Azure AD client secret
+    "9pLNLqtSenublCeELW0u7e5BXithiFDG5+ASbO16K9a=",  # Azure Service Bus
+    "453f/LSiyQKuhAIXAvydwGplLyy6rAB3MAzCaDpV5ch=",  # Azure Cache for Redis
+    "L7HRgD5Y19qLUriAUVMBdJUriJSVrrktOp0sY3lFupLhcFi8T6x/G+l+hBSUc4/C4YVsDYIq10QS+AStZ2u7Vw==",  # Azure Storage
+    "5n8FufxHfjgBUWz0oLp+cxhvgCSE7ZPhgpAhHUt+AJG4xNwHPnxNb8N4Nza0/M9V9u2wCR/acIGeACDbfmdnUA==",  # Azure Cosmos DB
+    "Z2iAQHCagCEZn6At3EGndPKdjVqm_aWk1Pl5mEAhahVYAzFufmCLvg==",  # Azure Functions
+    "DoM55ofS7SeiHcRuUNBegeW3CQ7Ac8jz9rIC3OHYXIAzSeCufUfP",  # Azure Search
+    "gsJFwhJbumv5NYDaMqjsVJZ5XXhpX9/z2p7r/EppQE+ACRCvUX4w",  # Azure Container Registry
+    "yTzBx4I8VWlFemkiLxoK5r8q7oUoo1ej2ODJWA3il7fbJQSvbY8HJQQJ99sAojdUU63AfAkY3obgAZDO2rVu",  # Azure DevOps
+    "5YZH9QUZdozZPhzXRoIo1u2xYa3UrknadLqBvcZ7AUiOld59WjqGJQQJ99AJ2rvE8MjKV6yMuOTmnueuXkNv",  # Azure AI services
+    "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",  # MaxMind
+    "u2rj98fjw3x1j3.atlasv1.utw2nCvAovTK1KVT8DQ8CMwV4A-sN4c-tk7kHbMFEAkpB_HoX9JqU42rpUK2h23yo13",  # Terraform Cloud
 )
 
 
@@ -142,3 +199,43 @@ def test_a_token_known_by_its_shape_is_redacted_whole(token):
 ])
 def test_look_alikes_of_a_shape_are_left_alone(text):
     assert "[REDACTED:vendor_token]" not in mask(text)
+
+
+# Tokens holding a character that ends a run of token characters: the secret is redacted, the host may stay.
+TEAMS_PATH = ("f8c43fc0-6f01-48ef-86f2-127aae09cc81@70e512ce-abda-47f6-a7e1-9dbc0f3d6e91/IncomingWebhook/"
+              "a5d83fc32c3f0136634709334695f451/a8d756fa-75a8-42a4-b181-43edc2ea8fff")
+ACROSS = (
+    ("", "00DtL475dmvaUD4!G8hSaZbCvesHSkjrxdMSUsTGMp57OuF7keF7mwpMAfCiN41wVQvIYqXXAzB8mxXaOR0lGgJNYApTBdGudWjKtZ.T6DYggFoh"),
+    ("https://contoso.webhook.office.com/webhookb2/", TEAMS_PATH),
+    ("https://outlook.office.com/webhook/", TEAMS_PATH),
+    # Tickets write GUIDs with other letters in them.
+    ("https://contoso.webhook.office.com/webhookb2/", ("8e1c40b7-ab52-4d6f-kmnp-0c7d2e9a41f3@8e1c40b7-ab52-4d6f-kmnp-"
+     "0c7d2e9a41f3/IncomingWebhook/93d0f1a6c2b74e85a1f0d3c9b6e2a7f4/5b2e9c1d-7f3a-4e8b-qrst-a6d0c4f9b1e2")),
+)
+
+
+@pytest.mark.parametrize(("before", "token"), ACROSS)
+def test_a_token_across_run_breaks_is_redacted(before, token):
+    redacted = mask(f"The alert job posts with {before}{token}. Please rotate it.")
+    assert leftover_pieces(token, redacted) == [] and "[REDACTED:vendor_token]" in redacted
+    assert redacted.endswith(". Please rotate it.")
+
+
+# Near misses of the new formats: one character short or long, or a character outside the alphabet.
+@pytest.mark.parametrize("text", [
+    "rootly_" + "a5ce3a6930c46f9c448cdd7460823158e73484ebdd477c3c14adaf3647ae681",
+    "web_fbe7a2813e542fb859bd91111a499e3z",
+    "csk-c5z3zgheqy3yprxwcjyhpz3l6hpgwoumw6ooqus1tvssihh",
+    "flp_PrAb6BFZYNtwhLZ4RGvROFiB4doMqFbbygtGVuDV60diQYx",
+    "zpka_l9hi6dserwrxcn8zc834omripoksqaxb_60845ab",
+    "sk-lf-9e55d656-f879-4548-99fd-c050ba31b14",
+    "thingsboard.cloud/api/v1/0y6nqt9q5z2ih72sn4u/telemetry",
+    "re_qnRUQ4Gf_vPMLz6V5CAzVwkmxcWLGfuFk0",
+    "api-172a98db-dc59-1cb3-9bc5-1e8669d37162",
+    "J94E10_qZCTdYDBeFe4JdynlVOOhT11lhUu_mmk",
+    "00DtL475dmvaUD4!G8hSaZbCvesHSkjrxdMSUsTGMp57OuF7keF7mwpMAf",
+    "https://contoso.webhook.office.com/webhookb2/" + TEAMS_PATH.rsplit("/", 1)[0],
+])
+def test_near_misses_of_new_formats_are_not_vendor_tokens(text):
+    assert "[REDACTED:vendor_token]" not in mask(f"Checked {text} against the format.")
+

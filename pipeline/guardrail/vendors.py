@@ -5,7 +5,8 @@ Nosey Parker and kingfisher. A token is found without any credential name beside
 characters whose start is one of these prefixes, with a body of the right alphabet and length.
 
 Finding is linear: the text is cut into maximal runs of token characters once, and each run's first
-characters are looked up in a dictionary of prefixes (one lookup per distinct prefix length).
+characters are looked up in a dictionary of prefixes (one lookup per distinct prefix length). The few
+tokens that hold a character ending a run ("!", "@") are looked for by patterns that open with a literal.
 """
 
 from __future__ import annotations
@@ -169,7 +170,6 @@ FORMATS: tuple[Format, ...] = (
     Format("Cloudflare origin CA key", "v1.0-", ANY, 160, 200),
     Format("Render key", "rnd_", B62, 28, 40),
     Format("Railway token", "railway_", URLSAFE, 30, 64),
-    Format("Tailscale key", "tskey-", URLSAFE, 30, 128),
     Format("Databricks token", "dapi", URLSAFE, 32, 40),
     Format("Databricks OAuth secret", "dose", B62, 32, 64),
     Format("Snowflake PAT", "snowflake_pat_", URLSAFE, 30, 256),
@@ -209,6 +209,14 @@ FORMATS: tuple[Format, ...] = (
     Format("Adobe client secret", "p8e-", B62, 32, 48),
     Format("Authress access key", "authress_", ANY, 50, 200),
     Format("Authress access key", "scauth_", ANY, 50, 200),
+    Format("Neon API key", "napi_", B62, 32, 128),
+    Format("SaladCloud key", "salad_cloud_", B62_, 9, 243),
+    Format("Rootly key", "rootly_", HEX, 64, 64),
+    Format("Confluent Cloud secret", "cflt", B64, 60, 60),
+    Format("Zuplo key", "zpka_", B62_, 41, 41),
+    Format("dfuse key", "web_", HEX, 32, 32),
+    Format("ThingsBoard device token", "thingsboard.cloud/api/v1/", LOWER, 20, 20),
+    Format("ThingsBoard device token", "thingsboard.io/api/v1/", LOWER, 20, 20),
     # AI providers
     Format("Anthropic key", "sk-ant-", URLSAFE, 40, 256),
     Format("OpenAI project key", "sk-proj-", URLSAFE, 40, 256),
@@ -229,6 +237,13 @@ FORMATS: tuple[Format, ...] = (
     Format("Tavily key", "tvly-", URLSAFE, 32, 64),
     Format("Jina key", "jina_", B62, 60, 80),
     Format("Firecrawl key", "fc-", HEX, 32, 32),
+    Format("Cerebras key", "csk-", B62, 48, 48),
+    Format("Friendli key", "flp_", B62, 46, 46),
+    Format("Together AI key", "tgp_v1_", URLSAFE, 43, 43),
+    Format("Runway key", "key_", HEX, 128, 128),
+    Format("Scale key", "live_", HEX, 32, 32),
+    Format("Scale callback key", "live_auth_", HEX, 32, 32),
+    Format("Langfuse secret key", "sk-lf-", URLSAFE, 36, 36),
     Format("Claude Code session URL", "claude.ai/code/session_", B62, 16, 64),
     # Payments and commerce
     Format("Stripe secret key", "sk_live_", B62, 10, 255),
@@ -242,6 +257,9 @@ FORMATS: tuple[Format, ...] = (
     Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
     Format("Square OAuth secret", "sq0csp-", URLSAFE, 43, 43),
     Format("Square token", "EAAA", URLSAFE, 60, 60),
+    Format("Square application id", "sq0idp-", URLSAFE, 22, 43),
+    Format("Paddle key", "pdl_live_apikey_", B62_, 53, 53),
+    Format("Paddle sandbox key", "pdl_sdbx_apikey_", B62_, 53, 53),
     Format("Shopify access token", "shpat_", B62, 32, 40),
     Format("Shopify custom app token", "shpca_", B62, 32, 40),
     Format("Shopify private app token", "shppa_", B62, 32, 40),
@@ -281,7 +299,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Twilio account SID", "AC", HEX, 32, 32),
     Format("Telnyx key", "KEY0", B62_, 50, 80),
     Format("Discord webhook", "discord.com/api/webhooks/", ANY, 60, 200),
-    Format("Microsoft Teams webhook", "webhook.office.com/webhookb2/", ANY, 60, 400),
+    Format("Tines webhook", "tines.com/webhook/", ANY, 65, 66),
     Format("Linear key", "lin_api_", B62, 40, 40),
     Format("Linear OAuth token", "lin_oauth_", B62, 40, 64),
     Format("Notion token", "ntn_", B62, 40, 50),
@@ -312,7 +330,6 @@ FORMATS: tuple[Format, ...] = (
     Format("Apify token", "apify_api_", B62, 36, 36),
     Format("Zapier webhook", "hooks.zapier.com/hooks/catch/", ANY, 10, 80),
     Format("Slack webhook", "hooks.slack.com/", ANY, 30, 200),
-    Format("Salesforce access token", "00D", ANY, 100, 130),
     Format("Salesforce refresh token", "5Aep861", ANY, 40, 200),
     Format("Salesforce consumer key", "3MVG9", ANY, 80, 260),
     Format("Facebook page token", "EAAM", B62, 100, 512),
@@ -330,9 +347,10 @@ for _format in FORMATS:
 _PREFIX_LENGTHS = sorted({len(p) for p in _BY_PREFIX}, reverse=True)
 # Prefixes that are everyday words or very short need a body that looks machine-made.
 _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", "2/", "fw_", "A3-", "API-", "sk_",
-                            "00D", "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
+                            "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
                             "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_",
-                            "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-"})
+                            "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-",
+                            "web_", "key_", "live_auth_", "napi_", "csk-", "flp_", "cflt"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
@@ -344,15 +362,56 @@ _DISTINCT_LENGTHS = sorted({len(p) for p in _DISTINCT}, reverse=True)
 _STRUCTURED = {
     "SG.": re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     "pat": re.compile(r"pat[A-Za-z0-9]{14}\.[A-Za-z0-9]{64}(?![A-Za-z0-9])"),
-    "pk_": re.compile(r"pk_[0-9]{7,8}_[0-9A-Z]{32}(?![A-Za-z0-9])"),
+    # ClickUp's personal token; Klaviyo's private key.
+    "pk_": re.compile(r"pk_(?:[0-9]{7,8}_[0-9A-Z]{32}|[A-Za-z0-9]{34}(?!_))(?![A-Za-z0-9])"),
+    # Resend's key.
+    "re_": re.compile(r"re_[1-9A-HJ-NP-Za-km-z]{8}_[1-9A-HJ-NP-Za-km-z]{24}(?![A-Za-z0-9_])"),
+    # LaunchDarkly's API and server-side SDK keys (its client-side "mob-" keys are public).
+    "api": re.compile(r"api-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}(?![A-Za-z0-9-])"),
+    "sdk": re.compile(r"sdk-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}(?![A-Za-z0-9-])"),
+    # Voyage AI's key: "pa-" also opens names ("pa-frontend-release-…"), so its body must hold capitals,
+    # small letters and digits.
+    "pa-": re.compile(r"pa-(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])(?=[A-Za-z0-9_-]{0,42}[0-9])"
+                      r"[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
+    # Dynatrace, any kind and version of token ("dt0c01", "dt0s16"…).
+    "dt0": re.compile(r"dt0[a-z][0-9]{2}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}(?![A-Za-z0-9])"),
+    # Tailscale: the key's kind ("auth", "api", "client", "secret"…), its id and the secret. Example keys are
+    # short ("tskey-api-<7>-<9>"), and "tskey-" with three dashed parts is nothing else.
+    "tsk": re.compile(r"tskey-[a-z]{3,10}-[A-Za-z0-9_]{4,64}-[A-Za-z0-9_]{4,128}(?![A-Za-z0-9_-])"),
 }
 # Formats with no prefix but a shape of their own, tried on a run no prefix claimed: Mailchimp's key is 32 hex
 # digits and its datacenter ("-us12"); a Discord bot token is the bot's id in base64 (digits among it), a
-# timestamp and an HMAC; an Azure AD client secret has "Q~" after its fourth character.
+# timestamp and an HMAC; an Azure AD client secret has "Q~" after its fourth character. Microsoft's identifiable
+# keys carry a service's signature at a fixed offset ("+ASt" for Storage, "AzSe" for Search, "JQQJ9" in the
+# common format), an Azure DevOps token "AZDO"; a MaxMind license key ends in "_mmk"; a Terraform Cloud or
+# Vagrant Cloud token is its 14-character id before "atlasv1" (which alone would only find its second half).
 _SHAPED = (
     re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
     re.compile(r"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"),
     re.compile(r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+    # Service Bus, Event Hub, Relay, IoT, Cache for Redis, Event Grid.
+    re.compile(r"[A-Za-z0-9+/]{33}(?:\+ASb|\+AEh|\+ARm|AIoT|AzCa|AZEG)[A-P][A-Za-z0-9+/]{5}=(?![A-Za-z0-9+/=_-])"),
+    # Storage, Cosmos DB, Batch, ML web services, API Management.
+    re.compile(r"[A-Za-z0-9+/]{76}(?:\+ASt|ACDb|\+ABa|\+AMC|APIM)[A-Za-z0-9+/]{5}[AQgw]==(?![A-Za-z0-9+/=_-])"),
+    re.compile(r"[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]==(?![A-Za-z0-9+/=_-])"),
+    re.compile(r"[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}(?![A-Za-z0-9+/=_-])"),
+    re.compile(r"[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}(?![A-Za-z0-9+/=_-])"),
+    re.compile(r"[A-Za-z0-9]{75,76}AZDO[A-Za-z0-9]{4,5}(?![A-Za-z0-9])"),
+    # Microsoft's common annotated key (Azure AI services among others): "JQQJ9" after 52 characters.
+    re.compile(r"[A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}(?:[A-Za-z0-9]{2}==)?"
+               r"(?![A-Za-z0-9+/=_-])"),
+    re.compile(r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])"),
+    re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
+)
+# Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "@" in the
+# path of a Microsoft Teams webhook, which is its secret (the GUID-shaped parts are matched loosely: tickets
+# write them with other letters too). Looked for in the whole text; each pattern opens with a literal, so the
+# scan is linear.
+_TEAMS_PATH = r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
+_ACROSS_RUNS = (
+    re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
+    re.compile(r"webhook\.office\.com/webhookb2/(?P<token>" + _TEAMS_PATH + ")"),
+    re.compile(r"outlook\.office\.com/webhook/(?P<token>" + _TEAMS_PATH + ")"),
 )
 
 
@@ -452,10 +511,25 @@ def _token_at(value: str, start: int, table: dict[str, list[Format]], lengths: l
 def _structured_at(value: str, start: int) -> int:
     pattern = _STRUCTURED.get(value[start:start + 3])
     found = pattern.match(value, start) if pattern else None
-    return found.end() if found else 0
+    # An identifier can take a structure made of words ("re_register_…", "pk_<34 letters>"); a token is random.
+    return found.end() if found and _random_enough(found.group()) else 0
+
+
+def _across_runs(text: str) -> Iterator[Range]:
+    for pattern in _ACROSS_RUNS:
+        for found in capped(pattern.finditer(text)):
+            start, end = found.span("token")
+            while text[end - 1] == ".":  # the sentence's full stop
+                end -= 1
+            yield start, end
+
+
+# The first two characters of every prefix looked for inside a run.
+_INNER_HEADS = frozenset(prefix[:2] for prefix in (*_DISTINCT, *_STRUCTURED))
 
 
 def find_vendor_tokens(text: str) -> Iterator[Range]:
+    yield from _across_runs(text)
     for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS) or _structured_at(value, 0) or _shaped_at_start(value)
@@ -465,6 +539,8 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
         for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
             position = inner.start() + 1
+            if value[position:position + 2] not in _INNER_HEADS:
+                continue  # most places inside a run: no prefix looked for there starts so
             end = _token_at(value, position, _DISTINCT, _DISTINCT_LENGTHS) or _structured_at(value, position)
             if end:
                 yield run.start() + inner.start() + 1, run.start() + end
