@@ -465,11 +465,12 @@ _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*(
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000), with the digits or
 # symbols people add: `password123`, `letmein42`, `P@ssw0rd!`. Written with a number or a substitution, none
 # of them is an English word, so they are passwords wherever they stand; one digit is not enough, as
-# `password1` and `password2` are the fields of many sign-up forms.
+# `password1` and `password2` are the fields of many sign-up forms. Matched on the lower-cased copy, first
+# letters first: a case-blind alternation tried at every position costs several times more.
 _COMMON_PASSWORD = re.compile(
-    r"(?<![\w@.$/-])(?:(?i:password|passwort|qwerty|letmein|iloveyou|welcome|monkey|dragon|sunshine|princess|"
-    r"football|baseball|superman|trustno)\d{2,4}|(?i:p[@4]ss(?:w[o0]rd|word)?|passw0rd|pa55w[o0]rd)\d{0,4})[!@#$%*?]{0,2}"
-    r"(?![\w@.-])"
+    r"(?=[pqlwmdsfbt])(?<![\w@.$/-])(?:(?:password|passwort|qwerty|letmein|iloveyou|welcome|monkey|dragon|"
+    r"sunshine|princess|football|baseball|superman|trustno)\d{2,4}|(?:p[@4]ss(?:w[o0]rd|word)?|passw0rd|"
+    r"pa55w[o0]rd)\d{0,4})[!@#$%*?]{0,2}(?![\w@.-])"
 )
 
 
@@ -486,8 +487,8 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)
-    yield from _spans(_COMMON_PASSWORD, text)
     lowered = lower_aligned(text)
+    yield from _spans(_COMMON_PASSWORD, lowered)
     for match in _AUTH_SCHEME.finditer(lowered):
         start = match.start()
         value = match.group(1)
