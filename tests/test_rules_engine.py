@@ -81,6 +81,11 @@ def test_guess_type() -> None:
     assert guess("Login", "Error 500 and a stack trace in the log") is TicketType.bug
     assert guess("Spike: evaluate search engines") is TicketType.spike
     assert guess("Investigate slow builds", "Find out why CI takes 40 min.") is TicketType.spike
+    # A chore whose object holds a spike word: the opening verb says what the work is.
+    assert guess("Update subtitle on comparison infographic") is TicketType.task
+    assert guess("[ENG] Migrate comparison pages to the new site") is TicketType.task
+    assert guess("ENG: Use MVEL to evaluate expressions") is TicketType.task
+    assert guess("Spike: Extract common behaviour from Plan and Chain") is TicketType.spike
     assert guess("Dark mode", "It would be nice if users could switch to a dark theme.") is TicketType.story
     assert guess("Bump Django to 5.1") is TicketType.task
     assert guess("", "") is TicketType.task

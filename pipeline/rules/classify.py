@@ -3,8 +3,8 @@
 `decide_type` takes the type set by hand, then the tracker's (through `types.issue_types`), then a label's
 (`types.labels`); only without them does the text decide. Order of evidence in the text: bug-report
 structure (steps / expected / actual, a stack trace) beats a user story ("As a ... I want"), which beats
-spike words in the title, then failure words, then the title's verb (a new capability or a chore), then
-feature-request phrasing. With none of them it is a task and the guess is unsure: the review applies the
+spike words in the title (unless it opens with a chore's verb), then failure words, then the title's verb (a
+new capability or a chore), then feature-request phrasing. With none of them it is a task and the guess is unsure: the review applies the
 lenient modes of `other` (type-specific checks off) and says so.
 """
 
@@ -90,10 +90,13 @@ _FEATURE_RE = re.compile(
 # Titles that name a new capability, and titles that name a chore on what exists.
 _FEATURE_TITLE_RE = re.compile(r"^\W*(?:\[[^\]]*\]\s*)?(?:add|allow|support|implement|introduce|create|"
                                r"provide|show|display|enable|new)\b", re.IGNORECASE)
-_TASK_TITLE_RE = re.compile(
-    r"\b(?:update|upgrade|bump|remove|delete|refactor|migrate|move|rename|clean ?up|replace|apply|"
-    r"transition|document|backport|port|deprecate|convert|externali[sz]e|consolidate|configure|set ?up|"
-    r"install|test|release|review|audit|dogfood|merge|split|extract|use)\b", re.IGNORECASE)
+_TASK_VERBS = (r"(?:update|upgrade|bump|remove|delete|refactor|migrate|move|rename|clean ?up|replace|apply|"
+               r"transition|document|backport|port|deprecate|convert|externali[sz]e|consolidate|configure|set ?up|"
+               r"install|test|release|review|audit|dogfood|merge|split|extract|use)\b")
+_TASK_TITLE_RE = re.compile(r"\b" + _TASK_VERBS, re.IGNORECASE)
+# A title that opens with a chore's verb, after a tag ("[ENG]", "ENG:"): its spike words are the object of
+# the chore ("Update subtitle on comparison infographic", "Use MVEL to evaluate expressions").
+_TASK_LEAD_RE = re.compile(r"^\W*(?:\[[^\]]*\]\s*|\w+:\s+)?" + _TASK_VERBS, re.IGNORECASE)
 
 
 def guess_type(packet: RequirementPacket) -> TicketType:
@@ -112,7 +115,7 @@ def guess_from_text(title: str, body: str) -> tuple[TicketType, bool]:
     story = parse_story(text)
     if story is not None and story.role is not None and story.want is not None:
         return TicketType.story, True
-    if _SPIKE_RE.search(head) or re.search(r"\bspike\b", text, re.IGNORECASE):
+    if _SPIKE_RE.search(head) and not _TASK_LEAD_RE.match(head) or re.search(r"\bspike\b", text, re.IGNORECASE):
         return TicketType.spike, True
     bug_words = {m.group(0).lower() for m in _BUG_WORDS_RE.finditer(body)}
     if _BUG_WORDS_RE.search(head) or len(bug_words) >= 2:
