@@ -25,6 +25,7 @@ UNITS = [
     "cloudsmith 9f2c4e1a7b3d5f60718293a4b5c6d7e8 ", "/webhook/", "keyX-", "aB3xY9kL2mN8pQ4r/",
     "kind: Secret\n", "data:\n", "  k: v4lue9\n", " data:\n  a: b\n", "token: " + "_" * 60 + "! ",
     "password=" + "a_" * 40 + "b! ",
+    "\n-u {aB3xY9kL2m}:", " -u q7rt2zpx9mkc4vwl8nbd3hsy:", "password123. ", 'password: "{Ab12Cd34Ef}" ',
 ]
 
 

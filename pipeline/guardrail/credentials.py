@@ -118,7 +118,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 _NAME_END = re.compile(
     r"(?:password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
     r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client[_-]?id|tenant[_-]?id|pat|login)"
+    r"client_id|tenant_id|clientid|tenantid|pat|login)"
     r"(?![a-z0-9])"
 )
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
@@ -338,12 +338,15 @@ _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|i
                         r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key")
 
 
+_FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
+
+
 def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if value[:1] == "{" and value[-1:] == "}" and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]):
-        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
+    if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]):
+        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}` or `{{ pw_01 }}`
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
@@ -405,8 +408,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             # word ("access", "key") only counts written in capitals, as in "holidayapiKEY-…".
             word = text[ending.start():ending.end()]
             if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
-                    and not _CODE_REFERENCE.search(value) and "." not in value \
-                    and not pronounceable(value, capitals=False):
+                    and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
                 covered = end
                 yield start, end
             continue
@@ -462,15 +464,17 @@ _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?([^\
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
-# The most used passwords of the public breach lists (rockyou, NCSC's top 100,000), with the digits or
-# symbols people add: `password123`, `letmein42`, `P@ssw0rd!`. Written with a number or a substitution, none
-# of them is an English word, so they are passwords wherever they stand; one digit is not enough, as
-# `password1` and `password2` are the fields of many sign-up forms. Matched on the lower-cased copy, first
-# letters first: a case-blind alternation tried at every position costs several times more.
+# The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
+# own, with the digits or symbols people add: `password123`, `letmein42`, `P@ssw0rd!`, `Password@2024`. Words
+# that also name promotions, seasons or themes ("welcome10", "football2024") are left out, and one digit is
+# not enough (`password1` and `password2` are the fields of many sign-up forms). Matched on the lower-cased
+# copy, first letters first: a case-blind alternation tried at every position costs several times more. A
+# full stop may end the sentence; a path (`/`) or a dotted name may not hold one.
+_COMMON_PASSWORDS = ("password", "passwort", "qwerty", "letmein", "iloveyou", "trustno")
 _COMMON_PASSWORD = re.compile(
-    r"(?=[pqlwmdsfbt])(?<![\w@.$/-])(?:(?:password|passwort|qwerty|letmein|iloveyou|welcome|monkey|dragon|"
-    r"sunshine|princess|football|baseball|superman|trustno)\d{2,4}|(?:p[@4]ss(?:w[o0]rd|word)?|passw0rd|"
-    r"pa55w[o0]rd)\d{0,4})[!@#$%*?]{0,2}(?![\w@.-])"
+    "(?=[" + "".join(sorted({word[0] for word in _COMMON_PASSWORDS})) + r"])(?<![\w@.$/-])"
+    r"(?:(?:" + "|".join(_COMMON_PASSWORDS) + r")@?\d{2,6}|trustno1|p[@4]ssw[o0]rd\d{0,6}|passw0rd\d{0,6}|"
+    r"pa55w[o0]rd\d{0,6})[!@#$%]{0,2}(?![\w@-]|\.\w)"
 )
 
 
@@ -480,7 +484,7 @@ _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
-    for match in _NETRC.finditer(text):
+    for match in capped(_NETRC.finditer(text)):
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     yield from find_name_value_lines(text)
@@ -489,16 +493,16 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_telegram(text)
     lowered = lower_aligned(text)
     yield from _spans(_COMMON_PASSWORD, lowered)
-    for match in _AUTH_SCHEME.finditer(lowered):
+    for match in capped(_AUTH_SCHEME.finditer(lowered)):
         start = match.start()
         value = match.group(1)
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and _DIGIT.search(value) \
                 and not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
-    for match in _AUTH_HEADER.finditer(lowered):
+    for match in capped(_AUTH_HEADER.finditer(lowered)):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
-    for match in _URL_USERINFO.finditer(text):
+    for match in capped(_URL_USERINFO.finditer(text)):
         password = match.group(1)
         user_start = match.start() + 3
         user = text[user_start:match.start(1) - 1]
@@ -508,10 +512,10 @@ def find_passwords(text: str) -> Iterator[Range]:
         end = match.start(1) + len(password)
         if not _is_placeholder(password):
             yield match.start(1), end
-    for match in _CLI_USER.finditer(text):
+    for match in capped(_CLI_USER.finditer(text)):
         user, password = match.group(1), match.group(2)
         if not password:
-            if _looks_random(user) and not _is_placeholder(user):
+            if (_looks_random(user) or _mixed_random(user)) and not _is_placeholder(user):
                 yield match.span(1)  # `curl -u sk_live_…:`: an API key given as the user, no password
             continue
         # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and
@@ -521,7 +525,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             continue
         if not _is_placeholder(password):
             yield match.span(2)
-    for match in _CLI_PASSWORD.finditer(text):
+    for match in capped(_CLI_PASSWORD.finditer(text)):
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
 
