@@ -44,7 +44,7 @@ def sent(body: str) -> str:
     ("The staging admin still logs in with letmein42 after the reset.", "letmein42"),
     ("Default login is admin / P@ssw0rd! until first use.", "P@ssw0rd!"),
     ("My old password was iloveyou123, reset it to Password@2024.", "iloveyou123"),
-    ("He reset it to qwerty12345.", "qwerty12345"),
+    ("He reset it to P@$$w0rd2024.", "P@$$w0rd2024"),
     ("Login with *letmein42* now", "letmein42"),
 ])
 def test_key_named_by_its_service_or_a_credential_word_is_redacted(body, secret):
@@ -81,6 +81,7 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     "Django's sign-up form checks that password1 and password2 match; the welcome page follows.",
     # Promotions, seasons and themes named like weak passwords; a file named after one.
     "Apply coupon WELCOME10 at checkout; the FOOTBALL2024 promo and the Superman2025 theme pack are broken.",
+    "Support for QWERTY105 layouts; the field password12 is missing a label.",
     "Import the football2023 season fixtures; the Dragon64 emulator crashes on monkey99.",
     "The string p@ss is shown on the login page; see password123.txt for the list.",
     # Kebab-case names after a credential word are names, not keys.
@@ -90,6 +91,9 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     "ACCESS-SW01-BLDG4-FLOOR2 port Gi1/0/24 is flapping; folder KEY-MGMT-HSM01-RUNBOOKS moved.",
     # Kafka's and MQTT's client ids are names.
     "spring.kafka.client-id=orders-service-7f3a9b21 and mosquitto_sub --client-id sensor-node-7f3a9b21",
+    # Service accounts and files after -u with a colon, and placeholders named short inside braces.
+    "Command sudo -u postgres15: permission denied; python -u train2024.py: fails; curl -u Admin2024: x",
+    'var cs = $"Server=db01;User Id=sa;Password={sqlPwd2019};"; password = "{userPwd01}"',
 ])
 def test_hashes_ids_paths_and_placeholders_in_tickets_stay(body):
     assert sent(body) == body

@@ -58,8 +58,6 @@ TOKENS = (
     ("pk_", "0104548_6APOGJP5JED6XFTJ7U1D7T7VPRABAGM8"),
     ("hf_", "reWNTECOTWDKIGhovOziFyJsXNkfuFVmcV"),
     ("s.", "d4UYETIay2BV6DfVPClogqoP"),
-    ("thingsboard.cloud/api/v1/", "0y6nqt9q5z2ih72sn4um"),
-    ("thingsboard.io/api/v1/", "Xq7bN2kLp9RzT4mW1vYc"),  # the server makes them in mixed case
     ("csk-", "c5z3zgheqy3yprxwcjyhpz3l6hpgwoumw6ooqus1tvssihh9"),
     ("flp_", "PrAb6BFZYNtwhLZ4RGvROFiB4doMqFbbygtGVuDV60diQY"),
     ("tgp_v1_", "7v_QYo5e48bC48i0RKCXfk5QFETZqunjCQ6M9I6FXMu"),
@@ -209,10 +207,17 @@ ACROSS = (
     ("", "00DtL475dmvaUD4!G8hSaZbCvesHSkjrxdMSUsTGMp57OuF7keF7mwpMAfCiN41wVQvIYqXXAzB8mxXaOR0lGgJNYApTBdGudWjKtZ.T6DYggFoh"),
     ("https://contoso.webhook.office.com/webhookb2/", TEAMS_PATH),
     ("https://outlook.office.com/webhook/", TEAMS_PATH),
+    ("http://thingsboard.cloud/api/v1/", "0y6nqt9q5z2ih72sn4um"),
+    ("coap://demo.thingsboard.io/api/v1/", "Xq7bN2kLp9RzT4mW1vYc"),  # the server makes them in mixed case
     # Tickets write GUIDs with other letters in them.
     ("https://contoso.webhook.office.com/webhookb2/", ("8e1c40b7-ab52-4d6f-kmnp-0c7d2e9a41f3@8e1c40b7-ab52-4d6f-kmnp-"
      "0c7d2e9a41f3/IncomingWebhook/93d0f1a6c2b74e85a1f0d3c9b6e2a7f4/5b2e9c1d-7f3a-4e8b-qrst-a6d0c4f9b1e2")),
 )
+
+
+def test_a_thingsboard_token_goes_and_its_url_stays():
+    url = "https://demo.thingsboard.io/api/v1/Xq7bN2kLp9RzT4mW1vYc/telemetry"
+    assert mask(f"curl -X POST {url}") == "curl -X POST https://demo.thingsboard.io/api/v1/[REDACTED:vendor_token]/telemetry"
 
 
 @pytest.mark.parametrize(("before", "token"), ACROSS)

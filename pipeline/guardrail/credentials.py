@@ -339,13 +339,16 @@ _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|i
 
 
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
+# Pieces of a placeholder's name written short: `{sqlPwd2019}`, `{apiKey2024}`, `{dbpass12}`.
+_NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
 def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]):
+    if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
+            and not _NAME_PIECE.search(value.lower()):
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}` or `{{ pw_01 }}`
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
@@ -465,17 +468,28 @@ _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*(
 
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
-# own, with the digits or symbols people add: `password123`, `letmein42`, `P@ssw0rd!`, `Password@2024`. Words
-# that also name promotions, seasons or themes ("welcome10", "football2024") are left out, and one digit is
-# not enough (`password1` and `password2` are the fields of many sign-up forms). Matched on the lower-cased
-# copy, first letters first: a case-blind alternation tried at every position costs several times more. A
-# full stop may end the sentence; a path (`/`) or a dotted name may not hold one.
-_COMMON_PASSWORDS = ("password", "passwort", "qwerty", "letmein", "iloveyou", "trustno")
+# own, with the digits or symbols people add: `password123`, `letmein42`, `P@$$w0rd!`, `Password@2024`.
+# Words that also name promotions, seasons, themes or keyboards ("welcome10", "football2024", "QWERTY105") are
+# left out; "password" needs three digits, as `password1`, `password12` name the fields of sign-up forms.
+# Matched on the lower-cased copy, first letters first: a case-blind alternation tried at every position costs
+# several times more. A full stop may end the sentence; a path (`/`) or a dotted name may not hold one.
 _COMMON_PASSWORD = re.compile(
-    "(?=[" + "".join(sorted({word[0] for word in _COMMON_PASSWORDS})) + r"])(?<![\w@.$/-])"
-    r"(?:(?:" + "|".join(_COMMON_PASSWORDS) + r")@?\d{2,6}|trustno1|p[@4]ssw[o0]rd\d{0,6}|passw0rd\d{0,6}|"
-    r"pa55w[o0]rd\d{0,6})[!@#$%]{0,2}(?![\w@-]|\.\w)"
+    r"(?=[ilpt])(?<![\w@.$/-])"
+    r"(?:passwor[dt]@?\d{3,8}|(?:letmein|iloveyou|trustno)@?\d{2,8}|trustno1|"
+    r"(?:p(?:[@4](?:ss|\$\$|55)|a(?:\$\$|55))w[o0]rd|passw0rd)\d{0,8})[!@#$%]{0,2}(?![\w@-]|\.\w)"
 )
+
+
+def _key_as_user(user: str) -> bool:
+    """An API key given as curl's user with no password (`-u sk_live_…:`), not a service account
+    (`sudo -u postgres15:`) or a file (`python -u train2024.py:`): long and machine-made, or shorter in
+    mixed case with digits."""
+    if "." in user or pronounceable(user):
+        return False
+    if len(user) >= 16:
+        return _mixed_random(user) or _long_random_word(user)
+    return len(user) >= 8 and any(c.isupper() for c in user) and any(c.islower() for c in user) \
+        and any(c.isdigit() for c in user)
 
 
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
@@ -515,7 +529,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in capped(_CLI_USER.finditer(text)):
         user, password = match.group(1), match.group(2)
         if not password:
-            if (_looks_random(user) or _mixed_random(user)) and not _is_placeholder(user):
+            if _key_as_user(user) and not _is_placeholder(user):
                 yield match.span(1)  # `curl -u sk_live_…:`: an API key given as the user, no password
             continue
         # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and

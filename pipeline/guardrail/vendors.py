@@ -214,8 +214,6 @@ FORMATS: tuple[Format, ...] = (
     Format("Rootly key", "rootly_", HEX, 64, 64),
     Format("Confluent Cloud secret", "cflt", B64, 60, 60),
     Format("Zuplo key", "zpka_", B62_, 41, 41),
-    Format("ThingsBoard device token", "thingsboard.cloud/api/v1/", B62, 20, 20),
-    Format("ThingsBoard device token", "thingsboard.io/api/v1/", B62, 20, 20),
     # AI providers
     Format("Anthropic key", "sk-ant-", URLSAFE, 40, 256),
     Format("OpenAI project key", "sk-proj-", URLSAFE, 40, 256),
@@ -347,7 +345,7 @@ _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", 
                             "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
                             "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_",
                             "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-",
-                            "key_", "live_auth_", "napi_", "csk-", "flp_", "cflt"})
+                            "key_", "live_auth_", "salad_cloud_user_", "napi_", "csk-", "flp_", "cflt"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
@@ -399,12 +397,14 @@ _SHAPED = (
 )
 # Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "@" in the
 # path of a Microsoft Teams webhook, which is its secret (the GUID-shaped parts are matched loosely: tickets
-# write them with other letters too). Looked for in the whole text; each pattern opens with a literal, so the
-# scan is linear.
+# write them with other letters too); and a ThingsBoard device token, a segment of its URL whose host and
+# path are worth keeping. Looked for in the whole text; each pattern opens with a literal, so the scan is
+# linear.
 _TEAMS_PATH = r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
 _ACROSS_RUNS = (
     re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
     re.compile(r"(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/(?P<token>" + _TEAMS_PATH + ")"),
+    re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
 )
 
 
