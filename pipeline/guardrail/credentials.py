@@ -349,7 +349,7 @@ def _is_placeholder(value: str) -> bool:
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
-        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}` or `{{ pw_01 }}`
+        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
     if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
@@ -535,7 +535,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and
         # `--user user:pass` document the syntax; `docker run -u 1000:1000` is a uid and gid; `-u ":secret"`
         # has no user and is a secret.
-        if user.startswith(("<", "[")) or password == user or password.isdigit() or password in ("pass", "password"):
+        if user.startswith(("<", "[")) or password == user or password.isdigit() \
+                or password in ("pass", "password"):
             continue
         if not _is_placeholder(password):
             yield match.span(2)

@@ -4,8 +4,8 @@
 (`types.labels`); only without them does the text decide. Order of evidence in the text: bug-report
 structure (steps / expected / actual, a stack trace) beats a user story ("As a ... I want"), which beats
 spike words in the title (unless it opens with a chore's verb), then failure words, then the title's verb (a
-new capability or a chore), then feature-request phrasing. With none of them it is a task and the guess is unsure: the review applies the
-lenient modes of `other` (type-specific checks off) and says so.
+new capability or a chore), then feature-request phrasing. With none of them it is a task and the guess is
+unsure: the review applies the lenient modes of `other` (type-specific checks off) and says so.
 """
 
 from __future__ import annotations
