@@ -7,7 +7,7 @@ most; past `MAX_CANDIDATES` a finder stops looking, so one field can never hold 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TypeVar
 
@@ -29,3 +29,18 @@ T = TypeVar("T")
 
 def capped(candidates: Iterable[T], limit: int = MAX_CANDIDATES) -> Iterator[T]:
     return islice(candidates, limit)
+
+
+def judged_once(judge: Callable[[str], T]) -> Callable[[str], T]:
+    """`judge` of a value's first `PROBE` characters, each answer remembered: a hostile field repeats a few
+    values thousands of times. Make one per finder call, never one per process: the values are would-be
+    secrets."""
+    answers: dict[str, T] = {}
+
+    def judged(value: str) -> T:
+        probe = value[:PROBE]
+        if probe not in answers:
+            answers[probe] = judge(probe)
+        return answers[probe]
+
+    return judged

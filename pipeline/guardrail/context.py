@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped
+from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped, judged_once
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
 from reqgate.pipeline.guardrail.shapes import UUID, pronounceable
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
@@ -204,16 +204,7 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
 
 
 def find_context_tokens(text: str) -> Iterator[Range]:
-    # Judgements of this text's runs, remembered: a hostile field repeats a few runs thousands of times, and
-    # the word test is the costliest step of a run. Kept for this call only, as the keys are would-be secrets.
-    judged: dict[str, str | None] = {}
-
-    def kind(value: str) -> str | None:
-        probe = value[:PROBE]
-        if probe not in judged:
-            judged[probe] = _kind(probe)
-        return judged[probe]
-
+    kind = judged_once(_kind)  # the word test is the costliest step of a run
     reads = 0
     for match in capped(_RUN.finditer(text)):
         run = match.group()

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from reqgate.pipeline.guardrail.budget import PROBE, capped
+from reqgate.pipeline.guardrail.budget import PROBE, capped, judged_once
 from reqgate.pipeline.guardrail.shapes import WORD
 
 Range = tuple[int, int]
@@ -83,9 +83,7 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:
-    # Judgements remembered for this call only (the keys are would-be secrets): a hostile field repeats a few
-    # runs thousands of times.
-    judged: dict[str, bool] = {}
+    random = judged_once(looks_random)
     for match in capped(_LONG_RUN.finditer(text)):
         start, end = match.span()
         # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
@@ -97,8 +95,5 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             continue
         if end - start < _MIN_LENGTH:
             continue
-        core = text[start:end].rstrip("=")[:PROBE]
-        if core not in judged:
-            judged[core] = looks_random(core)
-        if judged[core]:
+        if random(text[start:end].rstrip("=")):
             yield start, end
