@@ -7,8 +7,6 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import ValidationError
-
 from reqgate.pipeline.schemas import ReviewResult
 
 
@@ -41,7 +39,7 @@ class FileCache:
     def get(self, content_hash: str) -> ReviewResult | None:
         try:
             return ReviewResult.model_validate_json(self._path(content_hash).read_bytes())
-        except (OSError, ValidationError, ValueError):
+        except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
             # A missing, unreadable or outdated entry is just a miss: the review runs again.
             return None
 

@@ -1,4 +1,4 @@
-"""The review configuration: pydantic models, defaults from `config/defaults.yml`, deep-merged overrides.
+"""The review configuration: records (pipeline/records.py), defaults from `config/defaults.yml`, deep-merged overrides.
 
 Unknown keys are rejected everywhere so that a typo in `reqgate.yml` is an error, not a silent no-op.
 """
@@ -9,11 +9,11 @@ import copy
 import hashlib
 import json
 import re
+from dataclasses import field
 from importlib import resources
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
+from reqgate.pipeline.records import After, Bounds, Record
 from reqgate.pipeline.schemas import Category, Mode, TicketType
 
 # Package data of reqgate.config, read through importlib.resources so an installed wheel finds it too.
@@ -24,25 +24,23 @@ SCHEMA_PATH = CONFIG_DIR / "reqgate.schema.json"
 RUBRIC_TYPES = ("story", "bug", "task", "spike")
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Strict(Record):
+    """A part of the configuration: unknown keys are errors."""
 
 
 class Dimension(Strict):
-    weight: float = Field(ge=0)
+    weight: Annotated[float, Bounds(ge=0)]
     description: str
     # Rule checks whose findings lower this dimension when no LLM rating is available.
-    checks: list[str] = Field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
 
 
 class Rubric(Strict):
     dimensions: dict[str, Dimension]
 
-    @model_validator(mode="after")
-    def _has_weight(self) -> Rubric:
+    def __post_init__(self) -> None:
         if not self.dimensions or sum(d.weight for d in self.dimensions.values()) <= 0:
             raise ValueError("a rubric needs at least one dimension with a positive weight")
-        return self
 
 
 class CheckModes(Strict):
@@ -68,8 +66,8 @@ class TypeMaps(Strict):
     """Which ReqGate type (and so which rubric) a tracker's type or a label means. Names compare
     case-insensitively; a label's "type:" or "kind/" prefix is ignored."""
 
-    issue_types: dict[str, TypeName] = Field(default_factory=dict)
-    labels: dict[str, TypeName] = Field(default_factory=dict)
+    issue_types: dict[str, TypeName] = field(default_factory=dict)
+    labels: dict[str, TypeName] = field(default_factory=dict)
 
 
 class Labels(Strict):
@@ -82,11 +80,11 @@ class Labels(Strict):
 class Filters(Strict):
     """Which tickets get reviewed. Empty lists mean no restriction."""
 
-    include_labels: list[str] = Field(default_factory=list)
-    skip_labels: list[str] = Field(default_factory=list)
-    skip_authors: list[str] = Field(default_factory=list)
-    issue_types: list[str] = Field(default_factory=list)
-    projects: list[str] = Field(default_factory=list)
+    include_labels: list[str] = field(default_factory=list)
+    skip_labels: list[str] = field(default_factory=list)
+    skip_authors: list[str] = field(default_factory=list)
+    issue_types: list[str] = field(default_factory=list)
+    projects: list[str] = field(default_factory=list)
 
 
 # What the guardrail can redact; a misspelt kind would otherwise switch that detection off silently.
@@ -99,33 +97,33 @@ PII_KINDS = ("email", "phone", "card", "iban", "aws_key", "github_token", "gitla
 DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CN", "IL", "PH", "TR", "AU")
 
 
+def _known_regions(regions: list[str]) -> list[str]:
+    # The built-in regions are known good; only a file naming others loads phonenumbers to check them
+    # (its import costs ~30 ms, which every review would otherwise pay when the defaults load).
+    unknown = [region for region in regions if region not in DEFAULT_PHONE_REGIONS]
+    if unknown:
+        import phonenumbers
+
+        unknown = [region for region in unknown if region not in phonenumbers.SUPPORTED_REGIONS]
+    if unknown:
+        raise ValueError(f"unknown phone region {', '.join(map(repr, unknown))}; use ISO 3166 codes such as 'US'")
+    return regions
+
+
+def _known_kinds(kinds: list[str]) -> list[str]:
+    unknown = [kind for kind in kinds if kind not in PII_KINDS]
+    if unknown:
+        raise ValueError(f"unknown kind {', '.join(map(repr, unknown))}; known: {', '.join(PII_KINDS)}")
+    return kinds
+
+
 class PiiSettings(Strict):
     enabled: bool = True
-    kinds: list[str]
+    kinds: Annotated[list[str], After(_known_kinds)]
     # ISO 3166 regions whose national phone formats (no "+") are recognised, tried in this order.
-    phone_regions: list[str] = Field(default_factory=lambda: list(DEFAULT_PHONE_REGIONS))
-
-    @field_validator("phone_regions")
-    @classmethod
-    def _known_regions(cls, regions: list[str]) -> list[str]:
-        # The built-in regions are known good; only a file naming others loads phonenumbers to check them
-        # (its import costs ~30 ms, which every review would otherwise pay when the defaults load).
-        unknown = [region for region in regions if region not in DEFAULT_PHONE_REGIONS]
-        if unknown:
-            import phonenumbers
-
-            unknown = [region for region in unknown if region not in phonenumbers.SUPPORTED_REGIONS]
-        if unknown:
-            raise ValueError(f"unknown phone region {', '.join(map(repr, unknown))}; use ISO 3166 codes such as 'US'")
-        return regions
-
-    @field_validator("kinds")
-    @classmethod
-    def _known_kinds(cls, kinds: list[str]) -> list[str]:
-        unknown = [kind for kind in kinds if kind not in PII_KINDS]
-        if unknown:
-            raise ValueError(f"unknown kind {', '.join(map(repr, unknown))}; known: {', '.join(PII_KINDS)}")
-        return kinds
+    phone_regions: Annotated[list[str], After(_known_regions)] = field(
+        default_factory=lambda: list(DEFAULT_PHONE_REGIONS)
+    )
 
 
 # Built-in injection families (pipeline/guardrail/injection_families.py); named here so that a config file
@@ -133,35 +131,33 @@ class PiiSettings(Strict):
 INJECTION_FAMILIES = ("override", "persona", "prompt_extraction", "fake_delimiter", "addressed_to_model")
 
 
+def _known_families(families: list[str]) -> list[str]:
+    unknown = [name for name in families if name not in INJECTION_FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown family {', '.join(map(repr, unknown))}; known: {', '.join(INJECTION_FAMILIES)}")
+    return families
+
+
+def _patterns_compile(patterns: list[str]) -> list[str]:
+    """A pattern that does not compile is reported when the file is loaded, not at review time."""
+    for index, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern, re.IGNORECASE)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise ValueError(f"pattern {index} ({pattern!r}) is not a valid regular expression: {exc}") from None
+    return patterns
+
+
 class InjectionSettings(Strict):
-    action: str = Field(pattern="^(reject|sanitize|warn)$")
+    action: Annotated[str, Bounds(pattern="^(reject|sanitize|warn)$")]
     # Site-specific patterns, matched in addition to the families.
-    patterns: list[str]
-    families: list[str] = Field(default_factory=lambda: list(INJECTION_FAMILIES))
-
-    @field_validator("families")
-    @classmethod
-    def _known_families(cls, families: list[str]) -> list[str]:
-        unknown = [name for name in families if name not in INJECTION_FAMILIES]
-        if unknown:
-            raise ValueError(f"unknown family {', '.join(map(repr, unknown))}; known: {', '.join(INJECTION_FAMILIES)}")
-        return families
-
-    @field_validator("patterns")
-    @classmethod
-    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
-        """A pattern that does not compile is reported when the file is loaded, not at review time."""
-        for index, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern, re.IGNORECASE)
-            except (re.error, OverflowError, RecursionError) as exc:
-                raise ValueError(f"pattern {index} ({pattern!r}) is not a valid regular expression: {exc}") from None
-        return patterns
+    patterns: Annotated[list[str], After(_patterns_compile)]
+    families: Annotated[list[str], After(_known_families)] = field(default_factory=lambda: list(INJECTION_FAMILIES))
 
 
 class GuardrailSettings(Strict):
-    min_chars: int = Field(ge=0)
-    max_chars: int = Field(gt=0)
+    min_chars: Annotated[int, Bounds(ge=0)]
+    max_chars: Annotated[int, Bounds(gt=0)]
     pii: PiiSettings
     injection: InjectionSettings
 
@@ -169,20 +165,20 @@ class GuardrailSettings(Strict):
 class Price(Strict):
     """US dollars per million tokens."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float = Field(ge=0)
-    cache_write: float = Field(ge=0)
+    input: Annotated[float, Bounds(ge=0)]
+    output: Annotated[float, Bounds(ge=0)]
+    cache_read: Annotated[float, Bounds(ge=0)]
+    cache_write: Annotated[float, Bounds(ge=0)]
 
 
 class LLMSettings(Strict):
     structure_model: str
     render_model: str
-    structure_max_tokens: int = Field(gt=0)
-    render_max_tokens: int = Field(gt=0)
-    timeout_s: float = Field(gt=0)
-    deadline_s: float = Field(gt=0)
-    max_retries: int = Field(ge=0)
+    structure_max_tokens: Annotated[int, Bounds(gt=0)]
+    render_max_tokens: Annotated[int, Bounds(gt=0)]
+    timeout_s: Annotated[float, Bounds(gt=0)]
+    deadline_s: Annotated[float, Bounds(gt=0)]
+    max_retries: Annotated[int, Bounds(ge=0)]
     prices: dict[str, Price]
 
 
@@ -192,39 +188,37 @@ class CostSettings(Strict):
     # everyone | members (organisation members and collaborators on GitHub, users who may be assigned issues
     # of the project on Jira) | allowlist (the logins or Jira account ids below)
     llm_reviews_for: Literal["everyone", "members", "allowlist"] = "everyone"
-    allowlist: list[str] = Field(default_factory=list)
+    allowlist: list[str] = field(default_factory=list)
     # US dollars per calendar month (UTC) for the whole GitHub installation or Jira site, estimated from
     # `llm.prices`; null means no budget. Once spent, reviews are rules-only until the month ends.
-    monthly_budget_usd: float | None = Field(default=None, ge=0)
+    monthly_budget_usd: Annotated[float, Bounds(ge=0)] | None = None
     # LLM reviews of one ticket per UTC day; later reviews that day are rules-only. null means no cap.
-    max_llm_reviews_per_ticket_per_day: int | None = Field(default=10, ge=0)
+    max_llm_reviews_per_ticket_per_day: Annotated[int, Bounds(ge=0)] | None = 10
 
 
 class Limits(Strict):
-    comment_max_chars: int = Field(gt=1000)
-    max_findings_shown: int = Field(gt=0)
+    comment_max_chars: Annotated[int, Bounds(gt=1000)]
+    max_findings_shown: Annotated[int, Bounds(gt=0)]
 
 
 class Config(Strict):
     enabled: bool = True
     review_on_edit: bool = False
-    threshold: int = Field(ge=0, le=100)
+    threshold: Annotated[int, Bounds(ge=0, le=100)]
     labels: Labels
     filters: Filters
     rubrics: dict[str, Rubric]
     checks: dict[str, CheckModes]
-    types: TypeMaps = Field(default_factory=TypeMaps)
+    types: TypeMaps = field(default_factory=TypeMaps)
     guardrail: GuardrailSettings
     llm: LLMSettings
     limits: Limits
-    cost: CostSettings = Field(default_factory=CostSettings)
+    cost: CostSettings = field(default_factory=CostSettings)
 
-    @model_validator(mode="after")
-    def _all_rubrics(self) -> Config:
+    def __post_init__(self) -> None:
         missing = [t for t in RUBRIC_TYPES if t not in self.rubrics]
         if missing:
             raise ValueError(f"rubrics must define {', '.join(missing)}")
-        return self
 
     def rubric_for(self, ticket_type: TicketType) -> tuple[str, Rubric]:
         name = ticket_type.value if ticket_type.value in self.rubrics else "story"

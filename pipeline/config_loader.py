@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from reqgate.pipeline.config import DEFAULTS_PATH, Config, deep_merge
 
@@ -151,6 +150,8 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
         replaced = tuple(leaf + "." for leaf in leaves)
         provenance = {key: source for key, source in provenance.items() if not key.startswith(replaced)}
         provenance.update(dict.fromkeys(leaves, layer.source))
+    from pydantic import ValidationError
+
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
@@ -159,7 +160,7 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
             loc = tuple(str(part) for part in error["loc"])
             source, line = _locate(layers, loc)
             message = error["msg"]
-            if error["type"] == "extra_forbidden":
+            if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
                 message = "unknown key"
             problem = ConfigProblem(source, ".".join(loc), line, message + _off_hint(error))
             if problem not in problems:  # a `Mode | None` field reports once per branch of the union

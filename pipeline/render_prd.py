@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import re
 
-from pydantic import BaseModel
 
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prd_template import template_prd
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
+from reqgate.pipeline.records import Record, field_names
 from reqgate.pipeline.schemas import (
     EvidencedItem,
     GateDecision,
@@ -114,8 +114,8 @@ def _proposes(structure: StructureOutput) -> bool:
             return node.inferred
         if isinstance(node, list):
             return any(inferred(item) for item in node)
-        if isinstance(node, BaseModel):
-            return any(inferred(getattr(node, name)) for name in type(node).model_fields)
+        if isinstance(node, Record):
+            return any(inferred(getattr(node, name)) for name in field_names(type(node)))
         return False
 
     return inferred(prd)

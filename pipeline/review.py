@@ -13,9 +13,9 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import field
 from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import Field
 
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
@@ -79,7 +79,7 @@ class Decision(Model):
     gate: GateDecision
     # The findings and type the gate decided on: the prepared ones after the model's answer (its issues,
     # dismissals and injection flag; its type when the rules were unsure).
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     ticket_type: TicketType = TicketType.other
     type_source: TypeSource = "text"
 

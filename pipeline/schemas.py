@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import field
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from reqgate.pipeline.records import Before, Bounds, Record
 from reqgate.pipeline.ticket_type import TicketType
 
 Mode = Literal["off", "info", "warn", "error"]
@@ -22,8 +22,8 @@ Verdict = Literal["ready", "needs_info"]
 Source = Literal["github", "jira", "cli"]
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Model(Record):
+    """A value passed between review stages; see pipeline/records.py."""
 
 
 class RequirementPacket(Model):
@@ -36,7 +36,7 @@ class RequirementPacket(Model):
     body: str = ""
     type_hint: TicketType | None = None  # a type chosen by hand (`--type`): wins over everything
     issue_type: str | None = None  # the tracker's own type name (Jira's "Bug", GitHub's issue type)
-    labels: list[str] = Field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
     author: str | None = None
     url: str | None = None
 
@@ -50,8 +50,8 @@ class Span(Model):
     """A verbatim slice of the original text: `text[start:end] == quote`."""
 
     quote: str
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    start: Annotated[int, Bounds(ge=0)]
+    end: Annotated[int, Bounds(ge=0)]
 
 
 class Finding(Model):
@@ -87,13 +87,13 @@ class UserStory(Model):
 class BugDetails(Model):
     observed: EvidencedItem | None = None
     expected: EvidencedItem | None = None
-    steps: list[EvidencedItem] = Field(default_factory=list)
+    steps: list[EvidencedItem] = field(default_factory=list)
     environment: EvidencedItem | None = None
 
 
 class TaskDetails(Model):
     change: EvidencedItem | None = None
-    done: list[EvidencedItem] = Field(default_factory=list)
+    done: list[EvidencedItem] = field(default_factory=list)
 
 
 class SpikeDetails(Model):
@@ -107,12 +107,12 @@ class PRDDraft(Model):
     `acceptance_criteria`, a bug `bug`, a task `task`, a spike `spike`; the other parts stay empty."""
 
     title: str
-    user_story: UserStory = Field(default_factory=UserStory)
-    acceptance_criteria: list[EvidencedItem] = Field(default_factory=list)
-    edge_cases: list[EvidencedItem] = Field(default_factory=list)
-    dependencies: list[EvidencedItem] = Field(default_factory=list)
-    missing_info: list[str] = Field(default_factory=list)
-    questions: list[str] = Field(default_factory=list)
+    user_story: UserStory = field(default_factory=UserStory)
+    acceptance_criteria: list[EvidencedItem] = field(default_factory=list)
+    edge_cases: list[EvidencedItem] = field(default_factory=list)
+    dependencies: list[EvidencedItem] = field(default_factory=list)
+    missing_info: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
     bug: BugDetails | None = None
     task: TaskDetails | None = None
     spike: SpikeDetails | None = None
@@ -120,7 +120,7 @@ class PRDDraft(Model):
 
 class Rating(Model):
     dimension: str
-    score: int = Field(ge=0, le=5)
+    score: Annotated[int, Bounds(ge=0, le=5)]
     rationale: str = ""
     evidence: str | None = None
     inferred: bool = False
@@ -129,21 +129,20 @@ class Rating(Model):
 Severity = Literal["block", "ask"]
 
 
+def _unknown_category_is_other(value: object) -> object:
+    categories = Category.__args__  # type: ignore[attr-defined]
+    return value if isinstance(value, str) and value in categories else "other"
+
+
 class ModelIssue(Model):
     """One issue the model raises, in the rubric's categories. `quote` is verified verbatim in the ticket;
     None means an absence (nothing to quote)."""
 
-    category: Category = "other"
+    category: Annotated[Category, Before(_unknown_category_is_other)] = "other"
     severity: Severity = "ask"
     quote: str | None = None
     note: str = ""
     question: str = ""
-
-    @field_validator("category", mode="before")
-    @classmethod
-    def _unknown_category_is_other(cls, value: object) -> str:
-        categories = Category.__args__  # type: ignore[attr-defined]
-        return value if isinstance(value, str) and value in categories else "other"
 
 
 class Dismissal(Model):
@@ -156,43 +155,38 @@ class Dismissal(Model):
 class StructureOutput(Model):
     """Call 1's validated answer."""
 
-    ticket_type: TicketType = TicketType.other
+    ticket_type: Annotated[TicketType, Before(TicketType.coerce)] = TicketType.other
     prd: PRDDraft
-    ratings: list[Rating] = Field(default_factory=list)
-    issues: list[ModelIssue] = Field(default_factory=list)
-    dismissals: list[Dismissal] = Field(default_factory=list)
+    ratings: list[Rating] = field(default_factory=list)
+    issues: list[ModelIssue] = field(default_factory=list)
+    dismissals: list[Dismissal] = field(default_factory=list)
     suspected_injection: bool = False
     injection_evidence: str | None = None
-
-    @field_validator("ticket_type", mode="before")
-    @classmethod
-    def _unknown_type_is_other(cls, value: object) -> TicketType:
-        return TicketType.coerce(value)
 
 
 class GuardrailReport(Model):
     """What screening did to the packet. The redacted packet is the only text that may leave the process."""
 
     redacted: RequirementPacket
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     injection_detected: bool = False
     rejected: bool = False
     redaction_count: int = 0
     # Offsets into `RequirementPacket.text` of every redacted value, so that no later quote can reveal one.
-    redacted_ranges: list[tuple[int, int]] = Field(default_factory=list)
+    redacted_ranges: list[tuple[int, int]] = field(default_factory=list)
 
 
 class DimensionScore(Model):
     dimension: str
     weight: float
-    rating: float = Field(ge=0, le=5)
+    rating: Annotated[float, Bounds(ge=0, le=5)]
     source: Literal["llm", "rules"]
     rationale: str = ""
 
 
 class ScoreReport(Model):
-    score: int = Field(ge=0, le=100)
-    dimensions: list[DimensionScore] = Field(default_factory=list)
+    score: Annotated[int, Bounds(ge=0, le=100)]
+    dimensions: list[DimensionScore] = field(default_factory=list)
     rubric: str
 
 
@@ -200,8 +194,8 @@ class GateDecision(Model):
     verdict: Verdict
     score: int
     threshold: int
-    blocking: list[Finding] = Field(default_factory=list)
-    reasons: list[str] = Field(default_factory=list)
+    blocking: list[Finding] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
 
 class LLMCallRecord(Model):
@@ -225,12 +219,12 @@ class StageTiming(Model):
 
 class Trace(Model):
     run_id: str
-    stages: list[StageTiming] = Field(default_factory=list)
-    llm_calls: list[LLMCallRecord] = Field(default_factory=list)
+    stages: list[StageTiming] = field(default_factory=list)
+    llm_calls: list[LLMCallRecord] = field(default_factory=list)
     # e.g. "offline", "structure_failed", "render_template"; the comment explains each one.
-    fallbacks: list[str] = Field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
     # Short, secret-free cause of each fallback, so that a replayed review explains itself the same way.
-    fallback_reasons: dict[str, str] = Field(default_factory=dict)
+    fallback_reasons: dict[str, str] = field(default_factory=dict)
     prompt_version: str
     content_hash: str
     from_cache: bool = False
@@ -257,7 +251,7 @@ class StructureOutcome(Model):
     """Result of call 1: the validated structure, or None when the call failed for good."""
 
     output: StructureOutput | None = None
-    calls: list[LLMCallRecord] = Field(default_factory=list)
+    calls: list[LLMCallRecord] = field(default_factory=list)
     failure: str | None = None  # a short, secret-free reason shown in the comment
     dropped_quotes: int = 0
     # Set when the cost controls kept the LLM out on purpose (pipeline/cost.py): why, for the comment.
@@ -268,7 +262,7 @@ class RenderOutcome(Model):
     """Result of call 2: the PRD section in markdown, from the model or from the template."""
 
     markdown: str
-    calls: list[LLMCallRecord] = Field(default_factory=list)
+    calls: list[LLMCallRecord] = field(default_factory=list)
     used_template: bool = False
     failure: str | None = None
     # Why call 2 was not made although it could have been (a ready ticket with nothing to propose).

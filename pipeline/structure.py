@@ -20,6 +20,7 @@ from reqgate.pipeline.config import Config, Rubric
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
+from reqgate.pipeline.records import Record, field_names
 from reqgate.pipeline.quotes import Quotes
 from reqgate.pipeline.categories import QUOTED_CATEGORIES, category_of, dismissible
 from reqgate.pipeline.schemas import (
@@ -230,6 +231,7 @@ def substantial(span: Span) -> bool:
 
 
 _Evidenced = TypeVar("_Evidenced", EvidencedItem, Rating)
+_R = TypeVar("_R", bound=Record)
 
 
 def _checked(value: _Evidenced, quotes: Quotes) -> tuple[_Evidenced, int]:
@@ -242,16 +244,16 @@ def _checked(value: _Evidenced, quotes: Quotes) -> tuple[_Evidenced, int]:
     return value.model_copy(update={"evidence": found}), 0
 
 
-def _verified_items(node: BaseModel, quotes: Quotes) -> tuple[BaseModel, int]:
+def _verified_items(node: _R, quotes: Quotes) -> tuple[_R, int]:
     """`node` with every `EvidencedItem` in it (at any depth, alone or in lists) checked against the ticket."""
     dropped = 0
     update: dict[str, Any] = {}
-    for name in type(node).model_fields:
+    for name in field_names(type(node)):
         value = getattr(node, name)
         if isinstance(value, EvidencedItem):
             update[name], lost = _checked(value, quotes)
             dropped += lost
-        elif isinstance(value, BaseModel):
+        elif isinstance(value, Record):
             update[name], lost = _verified_items(value, quotes)
             dropped += lost
         elif isinstance(value, list) and value and isinstance(value[0], EvidencedItem):

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
 
 from reqgate.pipeline.rules.text import sentence_end_before, trim
-from reqgate.pipeline.schemas import Span
+from reqgate.pipeline.schemas import Model, Span
 
 _SUBJECT = r"(?:I|we)"
 _WANT_RE = re.compile(
@@ -56,10 +55,8 @@ _MAX_ROLE_DISTANCE = 400
 _MAX_STORY_CHARS = 2000
 
 
-class ParsedStory(BaseModel):
+class ParsedStory(Model):
     """Role, want and benefit of a user story; `extent` runs from its first to its last word."""
-
-    model_config = ConfigDict(extra="forbid")
 
     role: Span | None = None
     want: Span | None = None
