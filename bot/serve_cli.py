@@ -13,13 +13,12 @@ import hashlib
 import hmac
 import json
 import os
-import signal
-import socket
 import sys
-import threading
-import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 
 DEFAULT_REPLAY_URL = "http://127.0.0.1:8000/webhooks/github"
@@ -88,6 +87,9 @@ def _share_metrics(directory: Path) -> None:
 
 
 def _run_worker_child(runtime: Any, ready_fd: int) -> int:
+    import signal
+    import threading
+
     from reqgate.bot import logging as bot_logging
     from reqgate.bot import worker_process
 
@@ -106,6 +108,8 @@ def _run_worker_child(runtime: Any, ready_fd: int) -> int:
 def _listen(host: str, port: int) -> socket.socket:
     """The server's socket, bound and listening before anything says it serves: from the `serving` line on,
     connections queue until uvicorn takes them. Raises OSError (e.g. EADDRINUSE)."""
+    import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -169,6 +173,8 @@ def replay_headers(source: str, event: str | None, delivery: str, body: bytes, s
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    import uuid
+
     import httpx
 
     from reqgate.bot.settings import Settings

@@ -19,6 +19,8 @@ import dataclasses
 import enum
 import functools
 import json
+import types
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
 
@@ -38,7 +40,21 @@ class Record:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        dataclasses.dataclass(cls, kw_only=True)
+        # Equality and repr are the base's, written once: generating them per class is half of what
+        # defining a record costs, and ~45 records are defined at every start.
+        dataclasses.dataclass(cls, kw_only=True, eq=False, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in field_names(type(self)))
+
+    # Mutable, like the dataclasses and pydantic models they replace: never a dict key or set member.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in field_names(type(self)))
+        return f"{type(self).__qualname__}({fields})"
 
     @classmethod
     def model_validate(cls: type[R], data: Any) -> R:
@@ -48,6 +64,14 @@ class Record:
     @classmethod
     def model_validate_json(cls: type[R], data: str | bytes) -> R:
         return _adapter(cls).validate_json(data)
+
+    @classmethod
+    def trusted(cls: type[R], data: dict[str, Any]) -> R:
+        """Built from data known to be valid, without pydantic: nested records built from their mappings,
+        numbers for float fields made floats, nothing checked. For the package's own defaults only, which a
+        test validates; everything from outside goes through `model_validate`."""
+        hints = _field_types(cls)
+        return cls(**{name: _built(hints[name], value) for name, value in data.items()})
 
     @classmethod
     def model_json_schema(cls) -> dict[str, Any]:
@@ -78,6 +102,31 @@ class Record:
 @functools.cache
 def field_names(cls: type[Record]) -> tuple[str, ...]:
     return tuple(item.name for item in dataclasses.fields(cls))
+
+
+@functools.cache
+def _field_types(cls: type[Record]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _built(hint: Any, value: Any) -> Any:
+    """`value` as pydantic would give it for the type `hint`, for the types records use."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        kinds = [arg for arg in args if arg is not type(None)]
+        return value if value is None or len(kinds) != 1 else _built(kinds[0], value)
+    if origin is list:
+        return [_built(args[0], item) for item in value]
+    if origin is dict:
+        return {key: _built(args[1], item) for key, item in value.items()}
+    if isinstance(hint, type):
+        if issubclass(hint, Record):
+            return hint.trusted(value)
+        if issubclass(hint, enum.Enum):
+            return hint(value)
+        if hint is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+    return value
 
 
 def _dumped(value: Any, as_json: bool) -> Any:

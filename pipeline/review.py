@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, TypeVar
@@ -307,7 +307,7 @@ def reusable(result: ReviewResult) -> bool:
 
 
 def new_run_id() -> str:
-    return f"cli:{uuid.uuid4().hex[:12]}"
+    return f"cli:{os.urandom(6).hex()}"
 
 
 def review(

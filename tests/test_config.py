@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from reqgate.pipeline.config import SCHEMA_PATH, deep_merge
-from reqgate.pipeline.config_loader import ConfigError, load_config, parse_layer
+from reqgate.pipeline.config import SCHEMA_PATH, Config, deep_merge
+from reqgate.pipeline.config_loader import ConfigError, defaults_layer, load_config, parse_layer
 from reqgate.pipeline.config_schema import render
 from reqgate.pipeline.schemas import TicketType
 
@@ -17,6 +17,21 @@ def test_defaults_load_and_cover_every_ticket_type():
     assert config.mode_for("acceptance-criteria.missing", TicketType.story) == "info"
     assert config.category_for("acceptance-criteria.missing") == "done"
     assert config.category_for("no.such.check") == "other"
+
+
+def test_defaults_built_without_pydantic_equal_the_validated_defaults():
+    """Defaults alone are built unchecked (the start of every command-line review); this is their check."""
+    data = deep_merge({}, defaults_layer().data)
+    validated = Config.model_validate(data)
+    assert load_config().config == validated
+    assert load_config().config.fingerprint() == validated.fingerprint()
+    assert isinstance(validated.rubrics["story"].dimensions["value"].weight, float)
+
+
+def test_an_override_layer_is_validated_even_when_it_changes_nothing():
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(parse_layer("labels:\n  redy: x\n", "reqgate.yml"))
+    assert load_config(parse_layer("", "reqgate.yml")).config == load_config().config
 
 
 def test_override_deep_merges_and_records_where_values_came_from():
