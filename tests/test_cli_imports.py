@@ -1,7 +1,7 @@
 """`reqgate --help` and an offline review start fast: they import neither the Anthropic SDK, DBOS, the trackers'
 clients nor the server, and a rules-only review does not even load structlog, nor mistletoe, whose import alone
-takes ~0.4 s and which only a model-written draft needs, nor phonenumbers for a ticket without a seven-digit run
-(bench/bench_cli.py times them).
+takes ~0.4 s and which only a model-written draft needs, nor phonenumbers for a ticket without a seven-digit run,
+nor pydantic while nothing from outside needs validating (bench/bench_cli.py times them).
 Each runs in a fresh interpreter, since this test process has imported everything already."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("anthropic", "dbos", "github", "jira", "sqlalchemy", "uvicorn", "starlette", "httpx", "structlog",
-         "mistletoe", "phonenumbers")
+         "mistletoe", "phonenumbers", "pydantic", "pydantic_core")
 PROBE = """
 import json, sys
 from reqgate.bot.cli import main
@@ -64,3 +64,17 @@ def test_a_review_with_a_key_does_load_the_sdk(tmp_path: Path) -> None:
     # A closed port: the review falls back to rules-only after the client gave up, as it would offline.
     code, heavy = imported("review", str(ROOT / "examples" / "good-story.md"), "--no-cache", env=env)
     assert code in (0, 1) and "anthropic" in heavy
+
+
+def test_a_configuration_file_is_validated_by_pydantic(tmp_path: Path) -> None:
+    """The defaults alone are built unchecked; a file from outside is not."""
+    layer = tmp_path / "reqgate.yml"
+    layer.write_text("threshold: 80\n", encoding="utf-8")
+    env = {"REQGATE_CACHE_DIR": str(tmp_path)}
+    code, heavy = imported("review", str(ROOT / "examples" / "good-story.md"), "--offline", "--config", str(layer),
+                           env=env)
+    assert code in (0, 1) and "pydantic" in heavy
+    layer.write_text("threshold: 800\n", encoding="utf-8")
+    code, _ = imported("review", str(ROOT / "examples" / "good-story.md"), "--offline", "--config", str(layer),
+                       env=env)
+    assert code == 2
