@@ -22,21 +22,18 @@ import json
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, Self, dataclass_transform
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
     from pydantic_core import CoreSchema
-
-R = TypeVar("R", bound="Record")
-
 
 @dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
 class Record:
     """Base of every record: subclasses become keyword-only dataclasses that reject unknown keys."""
 
     # Read by pydantic when it validates a record: a misspelt key is an error, never silently dropped.
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -57,16 +54,16 @@ class Record:
         return f"{type(self).__qualname__}({fields})"
 
     @classmethod
-    def model_validate(cls: type[R], data: Any) -> R:
+    def model_validate(cls, data: Any) -> Self:
         """`data` (mappings, lists, scalars) checked and converted; raises pydantic's ValidationError."""
         return _adapter(cls).validate_python(data)
 
     @classmethod
-    def model_validate_json(cls: type[R], data: str | bytes) -> R:
+    def model_validate_json(cls, data: str | bytes) -> Self:
         return _adapter(cls).validate_json(data)
 
     @classmethod
-    def trusted(cls: type[R], data: dict[str, Any]) -> R:
+    def trusted(cls, data: dict[str, Any]) -> Self:
         """Built from data known to be valid, without pydantic: nested records built from their mappings,
         numbers for float fields made floats, nothing checked. For the package's own defaults only, which a
         test validates; everything from outside goes through `model_validate`."""
@@ -92,7 +89,7 @@ class Record:
         separators = (",", ":") if indent is None else (",", ": ")
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=indent, separators=separators)
 
-    def model_copy(self: R, *, update: dict[str, Any] | None = None, deep: bool = False) -> R:
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with `update`'s fields replaced, unchecked like pydantic's `model_copy`; shallow unless
         `deep`."""
         source = copy.deepcopy(self) if deep else self

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger

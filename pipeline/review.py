@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, TypeVar
 
-
 from reqgate.pipeline import comment as frame
 from reqgate.pipeline import gate, scoring
 from reqgate.pipeline.cache import ResultCache

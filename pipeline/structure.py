@@ -16,13 +16,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from reqgate.pipeline.categories import QUOTED_CATEGORIES, category_of, dismissible
 from reqgate.pipeline.config import Config, Rubric
 from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
-from reqgate.pipeline.records import Record, field_names
 from reqgate.pipeline.quotes import Quotes
-from reqgate.pipeline.categories import QUOTED_CATEGORIES, category_of, dismissible
+from reqgate.pipeline.records import Record, field_names
 from reqgate.pipeline.schemas import (
     Category,
     Dismissal,

@@ -10,7 +10,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from reqgate.pipeline.config_loader import load_config
 from reqgate.pipeline.review import review
-from reqgate.pipeline.schemas import ModelIssue, RequirementPacket, ReviewResult, Span, StructureOutput, TicketType
+from reqgate.pipeline.schemas import (
+    ModelIssue,
+    RequirementPacket,
+    ReviewResult,
+    Span,
+    StructureOutput,
+    TicketType,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
