@@ -32,7 +32,10 @@ from reqgate.handlers.github.tracker import GitHubTracker
 from reqgate.handlers.github.webhook import BotIdentity
 from reqgate.handlers.jira.tracker import JiraTracker
 from reqgate.handlers.jira.webhook import JiraIdentity
+from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMPool
+from reqgate.pipeline.records import prepare_validators
+from reqgate.pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
 
 log = get_logger("reqgate.wiring")
 I = TypeVar("I")
@@ -122,6 +125,7 @@ class Runtime:
         self.engine_here = _engine_here(settings)
         if workers_here:
             self.llm_pool.warm()
+            prepare_validators(ReviewResult, StructureOutcome, RenderOutcome, Config)
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from reqgate.pipeline.config import DEFAULTS_PATH, Config, deep_merge
+from reqgate.pipeline.records import error_message
 
 EXTENDS_KEY = "_extends"
 # libyaml's loader when PyYAML was built with it (its wheels are): the pure-Python one takes a noticeable
@@ -163,7 +164,7 @@ def load_config(*overrides: ConfigLayer, base: ConfigLayer | None = None) -> Loa
         for error in exc.errors():
             loc = tuple(str(part) for part in error["loc"])
             source, line = _locate(layers, loc)
-            message = error["msg"]
+            message = error_message(error)
             if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
                 message = "unknown key"
             problem = ConfigProblem(source, ".".join(loc), line, message + _off_hint(error))

@@ -40,6 +40,11 @@ class RequirementPacket(Model):
     author: str | None = None
     url: str | None = None
 
+    def __post_init__(self) -> None:
+        # A caller building a packet by hand may name the type as a string, as pydantic let it.
+        if type(self.type_hint) is str:
+            self.type_hint = TicketType(self.type_hint)
+
     @property
     def text(self) -> str:
         """The original text every finding's offsets point into: title, blank line, body."""

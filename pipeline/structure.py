@@ -22,7 +22,7 @@ from reqgate.pipeline.llm import LLMClient, LLMError, LLMReply, Turn
 from reqgate.pipeline.logs import get_logger
 from reqgate.pipeline.prompts import load_prompt, wrap_untrusted
 from reqgate.pipeline.quotes import Quotes
-from reqgate.pipeline.records import Record, field_names
+from reqgate.pipeline.records import Record, error_message, field_names
 from reqgate.pipeline.schemas import (
     Category,
     Dismissal,
@@ -370,7 +370,7 @@ def _problem(reply: LLMReply) -> tuple[StructureOutput | None, str]:
         return StructureOutput.model_validate(data), ""
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
-        lines = [f"- {'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+        lines = [f"- {'.'.join(str(p) for p in err['loc']) or '(root)'}: {error_message(err)}"
                  for err in errors[:_MAX_ERRORS_QUOTED]]
         if len(errors) > _MAX_ERRORS_QUOTED:
             lines.append(f"- ... and {len(errors) - _MAX_ERRORS_QUOTED} more")

@@ -5,6 +5,7 @@ import pytest
 from reqgate.pipeline.config import SCHEMA_PATH, Config, deep_merge
 from reqgate.pipeline.config_loader import ConfigError, defaults_layer, load_config, parse_layer
 from reqgate.pipeline.config_schema import render
+from reqgate.pipeline.records import Record, field_names
 from reqgate.pipeline.schemas import TicketType
 
 
@@ -23,9 +24,23 @@ def test_defaults_built_without_pydantic_equal_the_validated_defaults():
     """Defaults alone are built unchecked (the start of every command-line review); this is their check."""
     data = deep_merge({}, defaults_layer().data)
     validated = Config.model_validate(data)
-    assert load_config().config == validated
-    assert load_config().config.fingerprint() == validated.fingerprint()
+    trusted = load_config().config
+    assert trusted == validated
+    assert trusted.fingerprint() == validated.fingerprint()
     assert isinstance(validated.rubrics["story"].dimensions["value"].weight, float)
+
+    def kinds(value: object) -> object:
+        """The value with every leaf's exact type: == alone takes 1, 1.0 and True for one another (and the
+        dump would make a whole number in a float field a float)."""
+        if isinstance(value, Record):
+            return {name: kinds(getattr(value, name)) for name in field_names(type(value))}
+        if isinstance(value, dict):
+            return {key: kinds(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [kinds(item) for item in value]
+        return type(value).__name__, value
+
+    assert kinds(trusted) == kinds(validated)
 
 
 def test_an_override_layer_is_validated_even_when_it_changes_nothing():

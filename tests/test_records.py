@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from reqgate.pipeline.config_loader import load_config
+from reqgate.pipeline import scoring
+from reqgate.pipeline.config_loader import ConfigError, load_config, parse_layer
+from reqgate.pipeline.records import error_message
 from reqgate.pipeline.review import review
 from reqgate.pipeline.schemas import (
+    LLMCallRecord,
     ModelIssue,
+    Rating,
     RequirementPacket,
     ReviewResult,
     Span,
@@ -36,6 +40,22 @@ def test_json_dump_is_pydantics_own(result: ReviewResult) -> None:
     assert result.model_dump() == adapter.dump_python(result)
 
 
+def test_json_of_a_model_rated_review_is_what_the_pydantic_models_wrote(result: ReviewResult) -> None:
+    """The LLM path puts whole numbers in float fields (a rating of 4) and tiny costs (5.7e-05 dollars);
+    the models made the first 4.0 when built, and pydantic writes the second as 0.0000572."""
+    config = load_config().config
+    ratings = [Rating(dimension=name, score=4) for name in config.rubrics["story"].dimensions]
+    score = scoring.score(TicketType.story, [], ratings, config)
+    call = LLMCallRecord(call="structure", model="m", input_tokens=100, cost_usd=5.725e-05, latency_ms=812)
+    rated = result.model_copy(update={"score": score, "trace": result.trace.model_copy(update={"llm_calls": [call]})})
+    adapter = TypeAdapter(ReviewResult)
+    as_the_models_held_it = adapter.validate_json(adapter.dump_json(rated))  # validation makes 4 into 4.0
+    assert rated.model_dump_json() == adapter.dump_json(as_the_models_held_it).decode()
+    assert '"rating":4.0' in rated.model_dump_json() and '"cost_usd":0.00005725' in rated.model_dump_json()
+    assert rated.model_dump()["score"]["dimensions"][0]["rating"] == 4.0
+    assert isinstance(rated.model_dump()["score"]["dimensions"][0]["rating"], float)
+
+
 def test_a_stored_review_reads_back_equal(result: ReviewResult) -> None:
     again = ReviewResult.model_validate_json(result.model_dump_json())
     assert again == result
@@ -58,6 +78,23 @@ def test_validation_converts_and_refuses_like_the_models_did() -> None:
         Span.model_validate({"quote": "x", "start": -1, "end": 0})
     with pytest.raises(ValidationError, match="Unexpected keyword argument"):
         Span.model_validate({"quote": "x", "start": 0, "end": 1, "stop": 2})
+
+
+def test_errors_read_as_they_did_for_the_models() -> None:
+    with pytest.raises(ValidationError) as caught:
+        StructureOutput.model_validate({"prd": {"title": "t"}, "ratings": [3], "verdict": "ready"})
+    assert sorted(error_message(e) for e in caught.value.errors()) == [
+        "Extra inputs are not permitted", "Input should be a valid dictionary or instance of Rating"]
+    with pytest.raises(ConfigError, match="`limits`: Input should be a valid dictionary or instance of Limits"):
+        load_config(parse_layer("limits: 5\n", "reqgate.yml"))
+
+
+def test_a_packet_built_by_hand_may_name_its_type() -> None:
+    packet = RequirementPacket(title="Crash on save", body="Steps: 1. open 2. save", type_hint="bug")
+    assert packet.type_hint is TicketType.bug
+    assert review(packet, load_config().config, None).ticket_type is TicketType.bug
+    with pytest.raises(ValueError):
+        RequirementPacket(type_hint="epic")
 
 
 def test_a_record_inside_a_pydantic_model_is_checked_too() -> None:
