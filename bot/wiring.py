@@ -35,7 +35,7 @@ from reqgate.handlers.jira.webhook import JiraIdentity
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.llm import LLMPool
 from reqgate.pipeline.records import prepare_validators
-from reqgate.pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome
+from reqgate.pipeline.schemas import RenderOutcome, ReviewResult, StructureOutcome, StructureOutput
 
 log = get_logger("reqgate.wiring")
 I = TypeVar("I")
@@ -125,7 +125,7 @@ class Runtime:
         self.engine_here = _engine_here(settings)
         if workers_here:
             self.llm_pool.warm()
-            prepare_validators(ReviewResult, StructureOutcome, RenderOutcome, Config)
+            prepare_validators(ReviewResult, StructureOutput, StructureOutcome, RenderOutcome, Config)
         if self.engine_here:
             self.engine.launch(workers=workers_here)
         if settings.role != "worker":

@@ -191,7 +191,10 @@ _MODEL_WORDING = {
 def error_message(error: Mapping[str, Any]) -> str:
     """The message of one of pydantic's `ValidationError.errors()`, worded as for a pydantic model."""
     wording = _MODEL_WORDING.get(error["type"])
-    return wording.format(**(error.get("ctx") or {})) if wording else str(error["msg"])
+    # From JSON both say "Input should be an object".
+    if wording is None or error["msg"] == "Input should be an object":
+        return str(error["msg"])
+    return wording.format(**(error.get("ctx") or {}))
 
 
 @functools.cache

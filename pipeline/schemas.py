@@ -41,8 +41,9 @@ class RequirementPacket(Model):
     url: str | None = None
 
     def __post_init__(self) -> None:
-        # A caller building a packet by hand may name the type as a string, as pydantic let it.
-        if type(self.type_hint) is str:
+        # A caller building a packet by hand may name the type as a string, as pydantic let it; anything that
+        # is no type is refused here (ValueError), not deep inside the review.
+        if self.type_hint is not None and not isinstance(self.type_hint, TicketType):
             self.type_hint = TicketType(self.type_hint)
 
     @property

@@ -85,6 +85,9 @@ def test_errors_read_as_they_did_for_the_models() -> None:
         StructureOutput.model_validate({"prd": {"title": "t"}, "ratings": [3], "verdict": "ready"})
     assert sorted(error_message(e) for e in caught.value.errors()) == [
         "Extra inputs are not permitted", "Input should be a valid dictionary or instance of Rating"]
+    with pytest.raises(ValidationError) as caught:
+        StructureOutput.model_validate_json('{"prd": 5}')
+    assert [error_message(e) for e in caught.value.errors()] == ["Input should be an object"]
     with pytest.raises(ConfigError, match="`limits`: Input should be a valid dictionary or instance of Limits"):
         load_config(parse_layer("limits: 5\n", "reqgate.yml"))
 
@@ -93,8 +96,9 @@ def test_a_packet_built_by_hand_may_name_its_type() -> None:
     packet = RequirementPacket(title="Crash on save", body="Steps: 1. open 2. save", type_hint="bug")
     assert packet.type_hint is TicketType.bug
     assert review(packet, load_config().config, None).ticket_type is TicketType.bug
-    with pytest.raises(ValueError):
-        RequirementPacket(type_hint="epic")
+    for wrong in ("epic", 5):
+        with pytest.raises(ValueError):
+            RequirementPacket(type_hint=wrong)
 
 
 def test_a_record_inside_a_pydantic_model_is_checked_too() -> None:
