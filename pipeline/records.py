@@ -9,7 +9,8 @@ is validated, dumped to a schema, or embedded in a pydantic model (pydantic read
 The methods keep pydantic's names (`model_validate`, `model_dump`, `model_copy`, …) so that callers read
 the same as for the pydantic models elsewhere in the code. Constraints and input converters are written
 as `Annotated` metadata (`Bounds`, `Before`, `After`) that hand pydantic its own `Field` and validators
-when it builds a schema. Building a record directly, as the review's code does, checks nothing.
+when it builds a schema. Building a record directly, as the review's code does, checks nothing but what
+a class's own `__post_init__` checks (a configuration's rubrics, a packet's type).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, dataclass_transform
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
     from pydantic_core import CoreSchema
+
 
 @dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
 class Record:
