@@ -72,3 +72,14 @@ def test_a_phone_extension_is_redacted_with_its_number(text):
 def test_counts_and_ranges_are_no_phone_numbers():
     assert mask("Error count (500) 1234567 hits") == "Error count (500) 1234567 hits"
     assert mask("Ports 31000-32000 are open.") == "Ports 31000-32000 are open."
+
+
+@pytest.mark.parametrize("numbers", [
+    ("650-253-4561", "455-234-3451"),
+    ("415-666-7777", "800-443-1223", "212-443-1223", "650-443-1223"),
+    ("(415) 666-7777", "(800) 901-3355"),
+])
+def test_every_number_of_a_list_is_redacted_whole(numbers):
+    for joiner in (" - ", " -- ", ", ", " or "):
+        masked = mask("Support lines: " + joiner.join(numbers))
+        assert masked == "Support lines: " + joiner.join(["[REDACTED:phone]"] * len(numbers)), masked

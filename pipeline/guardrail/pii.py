@@ -91,7 +91,10 @@ def find_emails(text: str) -> Iterator[Range]:
 # A stretch of digits and phone separators; the look-behind after the first character keeps a number
 # that continues a word, a version or a path out ("v1.2.3", "build-2024", "/api/123").
 # A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
-_PHONE_CANDIDATE = re.compile(r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+(0-9])[0-9 ()./-]{5,24}+")
+_PHONE_RUN_MAX = 25
+_PHONE_CANDIDATE = re.compile(
+    r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{5,%d}+" % (_PHONE_RUN_MAX - 1))
+_PHONE_RUN_CHAR = re.compile(r"[0-9 ()./-]")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORD = re.compile(
     r"phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
@@ -188,8 +191,16 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
     word_ends: list[int] | None = None
     parses = 0
     region_key = tuple(regions)
-    for candidate in capped(_PHONE_CANDIDATE.finditer(text)):
+    position = 0
+    for _ in range(MAX_CANDIDATES):
+        candidate = _PHONE_CANDIDATE.search(text, position)
+        if candidate is None:
+            break
         start, end = candidate.span()
+        position = end
+        # A run longer than the pattern's bound is cut: a list of numbers ("415-666-7777 - 800-443-1223 - …").
+        # The number the cut runs through is read again from the next window, not in pieces.
+        cut = end - start == _PHONE_RUN_MAX and _PHONE_RUN_CHAR.match(text, end) is not None
         while end > start and not text[end - 1].isdigit():
             end -= 1
         if sum(c.isdigit() for c in text[start:end]) < 7:
@@ -212,6 +223,10 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
             _PARSED[key] = parsed
         # Past the budget a hostile text gets the layer's word alone: better a number too many redacted.
         found = [(start, end)] if parsed is None else [(start + s, start + e) for s, e in parsed]
+        if cut and parsed is not None:
+            found = [(s, e) for s, e in found if e < end]
+            if found:
+                position = found[-1][1]
         for hit_start, hit_end in found:
             if _phone_layer(text, lowered, hit_start, hit_end):
                 extension = _EXTENSION.match(lowered, hit_end)
