@@ -420,3 +420,26 @@ def test_a_title_without_description_is_blocked_not_crashed() -> None:
                     load_default_config())
     assert [(f.check_id, f.mode, f.message) for f in report.findings] == [
         ("guardrail.length", "error", "The ticket has a title but no description.")]
+
+
+def test_a_random_key_behind_a_vendor_word_is_redacted_and_the_word_may_stay():
+    key = _random_token(48, "vendor-word")
+    masked = mask(f"Upload with ffio-u-{key} please")
+    assert key[:8] not in masked and key[-8:] not in masked
+
+
+def test_every_dot_joined_segment_of_a_random_token_is_redacted():
+    head, body, tail = _random_token(36, "seg-b"), _random_token(60, "seg-b"), _random_token(12, "seg-c")
+    masked = mask(f"Send it as {head}.{body}.{tail} in the header.")
+    for segment in (head, body, tail):
+        assert segment[:8] not in masked and segment[-8:] not in masked, masked
+    assert masked.endswith(" in the header.")
+
+
+@pytest.mark.parametrize("text", [
+    "The build ran on build-agent-07.eu-west-1.compute.internal at 10:42.",
+    "See uploads/2024-05-01/screenshot-final-version.png and release-notes-v2.3.4.md.",
+    "The digest is sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.",
+])
+def test_names_hosts_and_digests_with_dots_and_joiners_stay(text):
+    assert mask(text) == text

@@ -19,7 +19,8 @@ from reqgate.pipeline.guardrail.shapes import WORD
 
 Range = tuple[int, int]
 
-# Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut.
+# Runs of base64/base62/url-safe characters; "." and ":" end a run, so host names and versions are cut (a
+# random run's dot-joined tail is added afterwards, see `_dotted_end`).
 _MIN_LENGTH = 20
 # Only runs long enough to be a token are candidates, so words never count against the budget.
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_.-].)[A-Za-z0-9+/_-]{%d,}+=*+" % (_MIN_LENGTH - 1))
@@ -95,5 +96,28 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             continue
         if end - start < _MIN_LENGTH:
             continue
-        if random(text[start:end].rstrip("=")):
-            yield start, end
+        token = text[start:end].rstrip("=")
+        if random(token):
+            yield start, _dotted_end(text, end)
+            continue
+        # A vendor's word before the random part ("ffio-u-<64 random>") makes the whole read as a name; the
+        # part alone is still a key.
+        part = max(_PART.finditer(token), key=lambda m: len(m.group()))
+        if part.end() - part.start() >= _MIN_LENGTH and part.group() != token and random(part.group()):
+            yield start + part.start(), _dotted_end(text, start + part.end()) if part.end() == len(token) \
+                else start + part.end()
+
+
+_PART = re.compile(r"[^-_/+]+")
+# A random token's further dot-joined segments (a JWT-like "<header>.<payload>.<signature>"): "." ends a run
+# so that host names and versions are cut, but a segment of letters and digits after a random one is its tail.
+_SEGMENT = re.compile(r"\.([A-Za-z0-9_-]{8,}+)")
+
+
+def _dotted_end(text: str, end: int) -> int:
+    while (segment := _SEGMENT.match(text, end)) is not None:
+        value = segment.group(1)[:PROBE]
+        if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or _HEX.fullmatch(value):
+            break
+        end = segment.end()
+    return end
