@@ -165,6 +165,25 @@ def test_a_credential_given_in_a_sentence_is_redacted():
     assert value not in mask(f"Our staging password was {value}.")
 
 
+@pytest.mark.parametrize("sentence", ["The API key for staging is {}, please rotate it.", "Our deploy token was {}.",
+                                      "The client secret of the test app is `{}`.", "The secret = {}"])
+def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
+    value = _random_token(24, sentence)
+    assert mask(sentence.format(value)) == sentence.format("[REDACTED:password]")
+
+
+@pytest.mark.parametrize("text", [
+    "The token of the lexer is IDENTIFIER_OR_KEYWORD_42.",
+    "The app key is com.example.myapp2024.",
+    "The license key for the build agent is BAMBOO-AGENT-LICENSE-2024.",
+    "The token for the bot was 123456789012345678901234.",
+    "The deploy key is ~/.ssh/id_rsa_deploy2.",
+    "The secret in the fixture is testSecretValue12345678.",
+])
+def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
+    assert mask(text) == text
+
+
 def test_review_cases_of_this_version_are_redacted_whole_or_left():
     assert mask("The password for the test account is Xk3fj29dkQ. Please rotate it.") == (
         "The password for the test account is [REDACTED:password]. Please rotate it.")
@@ -198,6 +217,9 @@ def test_review_cases_of_this_version_are_not_secrets(text):
     "echo $CI_REGISTRY_PASSWORD | docker login -u $CI_REGISTRY_USER --password-stdin $CI_REGISTRY",
     "Cookie: theme=dark; lang=en-US; tz=Europe/Berlin",
     "Test summary: pass=42 fail=0 skip=3",
+    "node1:8080:UP:healthy:degraded",
+    "vault write auth/approle/role/ci token_ttl=1h policies=default secret_id_num_uses=10 user=deploy",
+    "description: !!str Build the release notes",
 ])
 def test_prose_variables_and_plain_cookies_are_not_credentials(text):
     assert mask(text) == text

@@ -27,6 +27,8 @@ UNITS = [
     "kind: Secret\n", "data:\n", "  k: v4lue9\n", " data:\n  a: b\n", "token: " + "_" * 60 + "! ",
     "password=" + "a_" * 40 + "b! ", "identified by '", "echo a | docker login ", "Cookie: a=", "redis://:",
     "\n-u {aB3xY9kL2m}:", " -u q7rt2zpx9mkc4vwl8nbd3hsy:", "password123. ", 'password: "{Ab12Cd34Ef}" ',
+    "h:1:d:u:", "h:1:d:u:Xk3fj29dkQ\n", "vault kv put s/x ", "a=Xk3fj29dk ", "password: !!binary ",
+    "the api key for the staging server is ", "token is ", "aB3xY9kL2mN8pQ4rT5.", "ffio-u-aB3xY9kL2mN8pQ4rT5vW ",
 ]
 
 

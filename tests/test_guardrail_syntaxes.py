@@ -50,6 +50,11 @@ SYNTAXES = {
     "mysql identified with": "CREATE USER '{i}'@'%' IDENTIFIED WITH mysql_native_password BY '{s}';",
     "piped registry login": "echo {s} | docker login -u {i} --password-stdin registry.example.com",
     "cookie header": "Cookie: theme=dark; {i}_session={s}",
+    "pgpass line": "db.{i}.internal:5432:{i}:app:{s}",
+    "vault kv put": "vault kv put secret/{i} user=app value={s}",
+    "vault write quoted": "vault write secret/{i} ttl=1h value=\"{s}\"",
+    "yaml binary tag": "{i}_password: !!binary {s}",
+    "key in a sentence": "The API key for {i} staging is {s}, please rotate it.",
 }
 _ALPHABETS = {
     "base62": string.ascii_letters + string.digits,

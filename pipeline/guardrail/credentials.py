@@ -145,13 +145,13 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
 # function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (a YAML block `|` or
-# `>`, a pasted header); quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the
+# `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the
 # lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
     r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*"
     r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
-    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?"
+    r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
@@ -292,6 +292,11 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     line_start = text.rfind("\n", floor, name_start) + 1 or floor
     if _LINE_LEAD.fullmatch(text, line_start, name_start) and len(value) >= 4:
         return True  # a config line such as "  password: hunter22"
+    return _password_like(value)
+
+
+def _password_like(value: str) -> bool:
+    """Six characters or more, not one plain word: a digit, a symbol or a capital inside."""
     return len(value) >= 6 and (
         any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
         or any(c.isupper() for c in value[1:])
@@ -519,20 +524,36 @@ _COOKIE_PAIR = re.compile(r"[A-Za-z0-9_.$-]{1,80}=([^\s;,\"']{0,500})(?:;[ \t]*|
 # A password given in a sentence: "the password for the test account is Xk3…". Lower-cased; only a
 # machine-made value that ends the clause counts ("the password is incorrect", "the token is JWT_RS256 signed"
 # stay; tokens and keys in prose are too often names of algorithms and formats).
-_PROSE_CREDENTIAL = re.compile(
-    r"\b(?:password|passwd|passphrase|pwd)"
+_PROSE_CLAUSE = (
     r"(?: (?:for|of|to|on|in) (?:[^ .,;:!?\n]{1,30} ){0,4}?[^ .,;:!?\n]{1,30})? (?:is|was|is still|=) [\"'`]?"
     r"([^\s\"'`,;()<>]{8,300}?)(?=[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\n)))"
 )
+_PROSE_CREDENTIAL = re.compile(r"\b(?:password|passwd|passphrase|pwd)" + _PROSE_CLAUSE)
+# The same sentence naming a key or a token ("the API key for staging is 3f9a…"). A key's value is only taken
+# when it is long and machine-made: "the token is JWT_RS256 signed", "the key is MESOS-1234" stay.
+_PROSE_KEY = re.compile(
+    r"\b(?:(?:api|access|secret|private|auth|bearer|client|app|signing|license|personal access|deploy|webhook)"
+    r"[ _-]?(?:key|token|secret)|secret|token)" + _PROSE_CLAUSE
+)
+_PROSE_KEY_MIN = 16
 
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
 _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
+# A .pgpass line, "host:port:database:user:password", the port a number or "*".
+_PGPASS = re.compile(r"^[ \t]*[\w.*-]{1,253}+:(?:\d{1,5}|\*):[\w.*-]{1,63}+:[\w.@*-]{1,63}+:([^\s:]{1,300}+)[ \t]*\r?$",
+                     re.MULTILINE)
+# `vault kv put <path> k=v …` and `vault write <path> k=v …` store every value they are given. Lower-cased.
+_VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)|write)[ \t]+(?:-[\w=-]{1,40}+[ \t]+){0,4}[\w/.-]{1,200}+")
+_VAULT_PAIR = re.compile(r"[ \t]+[\w.-]{1,80}+=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
     for match in capped(_NETRC.finditer(text)):
         if not _is_placeholder(match.group(1)):
+            yield match.span(1)
+    for match in capped(_PGPASS.finditer(text) if text.count(":") >= 4 else ()):
+        if _password_like(match.group(1)) and not _is_placeholder(match.group(1)) and not match.group(1).isdigit():
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_kubernetes_secret_data(text)
@@ -591,9 +612,28 @@ def find_passwords(text: str) -> Iterator[Range]:
         if _mixed_random(value) and not pronounceable(value) and "://" not in value and not _FILE_PATH.fullmatch(value) \
                 and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
+    for match in capped(_PROSE_KEY.finditer(lowered) if "key" in lowered or "token" in lowered
+                        or "secret" in lowered else ()):
+        value = _trim(text[match.start(1):match.end(1)])
+        if len(value) >= _PROSE_KEY_MIN and (_mixed_random(value) or _long_random_word(value) and not value.isdigit()) \
+                and not pronounceable(value) and "." not in value and not _FILE_PATH.fullmatch(value) \
+                and not _is_placeholder(value):
+            yield match.start(1), match.start(1) + len(value)
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered else ()):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
+    for command in capped(_VAULT_WRITE.finditer(lowered) if "vault" in lowered else ()):
+        position = command.end()
+        for _ in range(64):  # the command's `key=value` arguments, up to the end of the command
+            pair = _VAULT_PAIR.match(text, position)
+            if pair is None:
+                break
+            group = pair.lastindex or 3
+            value = pair.group(group)
+            # `ttl=1h`, `policies=default`, `user=bob` configure; a stored secret is no plain word or number.
+            if _password_like(value) and not value.isdigit() and not _is_placeholder(value):
+                yield pair.span(group)
+            position = pair.end()
     for header in capped(_COOKIE_HEADER.finditer(lowered) if "cookie" in lowered else ()):
         position = header.end()
         for _ in range(64):  # the "name=value; name=value" list that follows the header's name, and no further
