@@ -166,7 +166,7 @@ def test_a_credential_given_in_a_sentence_is_redacted():
 
 
 @pytest.mark.parametrize("sentence", ["The API key for staging is {}, please rotate it.", "Our deploy token was {}.",
-                                      "The client secret of the test app is `{}`.", "The secret = {}"])
+                                      "The client secret of the test app is `{}`.", "The access token = {}"])
 def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     value = _random_token(24, sentence)
     assert mask(sentence.format(value)) == sentence.format("[REDACTED:password]")
@@ -179,6 +179,14 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "The token for the bot was 123456789012345678901234.",
     "The deploy key is ~/.ssh/id_rsa_deploy2.",
     "The secret in the fixture is testSecretValue12345678.",
+    "The fingerprint of the signing key is 4AEE18F83AFDEB23.",
+    "The audience of the access token is api://7c9e6679-7425-40de-944b-e07fc1f90ae7.",
+    "The pod that mounts the secret is payments-api-7d9f8b6c5d-x2k4q.",
+    "The cache key for the token is user:42:session:7f3a9c2e1b4d8a6f.",
+    "The idempotency token for the retried request was 7c9e6679-7425-40de-944b-e07fc1f90ae7.",
+    "The token for the next page is eyJvZmZzZXQiOjEwMH0.",
+    "The migration for the api key is V20240501143200__add_api_key_hash.",
+    "The lookup key for the secret is 3f9a2c1e8b7d6a5f.",
 ])
 def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
     assert mask(text) == text

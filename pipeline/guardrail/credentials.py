@@ -529,13 +529,19 @@ _PROSE_CLAUSE = (
     r"([^\s\"'`,;()<>]{8,300}?)(?=[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\n)))"
 )
 _PROSE_CREDENTIAL = re.compile(r"\b(?:password|passwd|passphrase|pwd)" + _PROSE_CLAUSE)
-# The same sentence naming a key or a token ("the API key for staging is 3f9a…"). A key's value is only taken
-# when it is long and machine-made: "the token is JWT_RS256 signed", "the key is MESOS-1234" stay.
+# The same sentence naming a key or a token ("the API key for staging is 3f9a…"), by a credential's compound
+# name: a bare "token" or "secret" is as often a page cursor, an idempotency token or a Kubernetes object.
 _PROSE_KEY = re.compile(
-    r"\b(?:(?:api|access|secret|private|auth|bearer|client|app|signing|license|personal access|deploy|webhook)"
-    r"[ _-]?(?:key|token|secret)|secret|token)" + _PROSE_CLAUSE
+    r"\b(?:api|access|secret|private|auth|bearer|client|app|license|personal access|deploy|webhook|encryption|"
+    r"master)[ _-]?(?:key|token|secret)" + _PROSE_CLAUSE
 )
+# "The fingerprint of the signing key is …", "the pod that mounts the secret is …": the value belongs to
+# something else the sentence names first.
+_OWNED_BY = re.compile(r"\b(?:of|for|that|by|from|with|in|on|to)(?: [a-z]{1,12}){0,2} (?:the|this|our|a|an|its|each|every) $")
 _PROSE_KEY_MIN = 16
+# Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
+# between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
+_ID_SHAPE = re.compile(r"[:|#/]|(?:^|[-_])[a-z]{4,}(?:$|[-_])|^0x", re.IGNORECASE)
 
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
 _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
@@ -615,8 +621,13 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in capped(_PROSE_KEY.finditer(lowered) if "key" in lowered or "token" in lowered
                         or "secret" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
-        if len(value) >= _PROSE_KEY_MIN and (_mixed_random(value) or _long_random_word(value) and not value.isdigit()) \
-                and not pronounceable(value) and "." not in value and not _FILE_PATH.fullmatch(value) \
+        if _OWNED_BY.search(lowered, max(0, match.start() - 40), match.start()):
+            continue
+        # Hexadecimal ids, nonces and key ids are 16 characters; a hexadecimal key is 32 or more. An Azure client
+        # secret holds "~" and ".".
+        shortest = 32 if _HEX_OR_UUID.fullmatch(value) else _PROSE_KEY_MIN
+        if len(value) >= shortest and (_mixed_random(value) or _long_random_word(value) and not value.isdigit()) \
+                and not pronounceable(value) and ("." not in value or "~" in value) and not _ID_SHAPE.search(value) \
                 and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered else ()):
