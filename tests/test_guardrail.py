@@ -187,6 +187,13 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "The token for the next page is eyJvZmZzZXQiOjEwMH0.",
     "The migration for the api key is V20240501143200__add_api_key_hash.",
     "The lookup key for the secret is 3f9a2c1e8b7d6a5f.",
+    "The thumbprint of the signing key is A909502DD82AE41433E6F83886B00D4277A32A7B.",
+    "In Azure the Secret ID of the new client secret is 0f8fad5b-d9cb-469f-a165-70867728950e, not the value.",
+    "The jti of the access token is 9b2f6c1e-4a7d-4e3b-8f2a-1c5d7e9b0a36.",
+    "The commit that leaked the secret is 9fceb02d0ae598e95dc970b74767f19372d61af8.",
+    "The SHA-1 of the API key is 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12.",
+    "token = tokenizer2.encode(text)",
+    "secret = get_secret_v2(name)",
 ])
 def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
     assert mask(text) == text

@@ -188,6 +188,29 @@ def _joined_service(text: str, start: int) -> bool:
     return bool(_JOINER.search(token)) and "".join(_WORDS.findall(token)).lower() in VENDOR_NAMES
 
 
+# What a sentence may say a value is before it names the credential the value belongs to: "the thumbprint of
+# the signing key is …", "the commit that leaked the secret is …", "the jti of the access token is …".
+_ATTRIBUTE_WORDS = _REFERENCE_WORDS | frozenset({"subject", "audience", "kid", "jti", "arn", "uid", "ulid", "owner",
+                                                 "issuer", "serial", "prefix", "name", "label", "scope", "type"})
+_OWNING = frozenset({"of", "for", "that", "which"})
+_OWNER_LOOK_BACK = 80
+
+
+def _attribute_of_credential(text: str, start: int) -> bool:
+    """Whether the words before `start` say the value is an attribute of a credential they name ("the ID of the
+    client secret is …"), on the same line."""
+    floor = max(0, start - _OWNER_LOOK_BACK)
+    line_start = text.rfind("\n", floor, start) + 1 or floor
+    words = [w for piece in _WORDS.findall(text[line_start:start])[-10:] for w in _words(piece)]
+    credential = next((i for i in range(len(words) - 1, -1, -1) if _is_context(words[i])), None)
+    if credential is None:
+        return False
+    for index in range(max(0, credential - 5), credential):
+        if words[index] in _OWNING and _ATTRIBUTE_WORDS.intersection(words[max(0, index - 2):index]):
+            return True
+    return False
+
+
 def _run_context(text: str, start: int, names: list[str]) -> int:
     """What the name parts glued before the value ("fileioSECRETKEY") or the words before the run say:
     `_NAMED` for a service's name or a word that names a secret outright, `_CREDENTIAL` for another credential
@@ -196,7 +219,7 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     words = [w for name in names for w in _words(name)]
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
-    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]):
+    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]) or not names and _attribute_of_credential(text, start):
         return _NONE
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
     if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest) or _joined_service(text, start):

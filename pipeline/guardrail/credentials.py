@@ -457,8 +457,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue
         if (_PATH.match(value) or _FILE_PATH.fullmatch(value)) and not _mixed_random(value.rsplit("/", 1)[-1]):
             continue  # --credentials=/tmp/xyz/credentials, build/keys/debug.keystore: a file, not its content
-        if quoted_match is None and _CALL.match(value) and (value.endswith("(") or text.startswith((",", ";"), end)):
-            continue  # `$token .= substr($hash, 0, 8);` computes the value; `Summer(2024)` is one
+        if quoted_match is None and _CALL.match(value) and (value.endswith("(") or text.startswith((",", ";"), end)
+                                                             or _CALL_OF_NAMES.fullmatch(value)):
+            continue  # `$token .= substr($hash, 0, 8);`, `tokenizer.encode(text)` compute it; `Summer(2024)` is one
         covered = end
         yield start, end
 
@@ -468,6 +469,7 @@ _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
+_CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -537,7 +539,7 @@ _PROSE_KEY = re.compile(
 )
 # "The fingerprint of the signing key is …", "the pod that mounts the secret is …": the value belongs to
 # something else the sentence names first.
-_OWNED_BY = re.compile(r"\b(?:of|for|that|by|from|with|in|on|to)(?: [a-z]{1,12}){0,2} (?:the|this|our|a|an|its|each|every) $")
+_OWNED_BY = re.compile(r"\b(?:of|for|that|by|from|with|in|on|to)(?: [a-z0-9]{1,12}){0,3} $")
 _PROSE_KEY_MIN = 16
 # Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
 # between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
