@@ -194,6 +194,19 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "The SHA-1 of the API key is 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12.",
     "token = tokenizer2.encode(text)",
     "secret = get_secret_v2(name)",
+    "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n      key: password",
+    "- name: PASSWORD_MIN_LENGTH\n  value: \"12\"\n- name: DB_PASSWORD_FILE\n  value: /run/secrets/db",
+    "- name: USE_AUTH\n  value: \"true\"\n- name: DB_PASSWORD\n  value: $(DB_PASS)",
+    "integrity sha512-AP1AyUTbi2szylgr+O0OB7gkIxEGzySLITZ2GpsaoX72YMCGI2jYAc+WUhPfvUnZYiauF4zTnN4V4TGuvFjJlw==",
+    "golang.org/x/oauth2 v0.15.0 h1:s8pnnxNVzjWyrvYdFUQq5llS1PX2zhPXmccZv99h7uQ=",
+    'ImageID: "sha256:AP1AyUTbi2szylgr266fcae00707e67a2545ef34f9a29354585f93dac906749"',
+    "authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq9x3Lk2mN8pQ4rT5vW7yZ1bC3dE5fG7hJ9kL1mN3pQ deploy@ci",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6\n"
+    "-----END PUBLIC KEY-----",
+    "Stripe.setPublishableKey('pk_live_j5krY8XTgIcDaHDb3YrsAfCl');",
+    'data = {"login": login, "password": new_password}; apiKey: this.apiKey,',
+    'secret = "asdfasdfasdfasdfasdfasdf"',
+    '"https://url:8000";@something else',
 ])
 def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
     assert mask(text) == text
@@ -480,3 +493,9 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
 ])
 def test_names_hosts_and_digests_with_dots_and_joiners_stay(text):
     assert mask(text) == text
+
+
+def test_a_telegram_bot_token_is_redacted_with_its_bot_id():
+    secret = "AAH" + _random_token(32, "telegram")
+    masked = mask(f"curl https://api.telegram.org/bot110201543:{secret}/getMe")
+    assert "110201543" not in masked and secret[:8] not in masked

@@ -29,6 +29,8 @@ UNITS = [
     "\n-u {aB3xY9kL2m}:", " -u q7rt2zpx9mkc4vwl8nbd3hsy:", "password123. ", 'password: "{Ab12Cd34Ef}" ',
     "h:1:d:u:", "h:1:d:u:Xk3fj29dkQ\n", "vault kv put s/x ", "a=Xk3fj29dk ", "password: !!binary ",
     "the api key for the staging server is ", "token is ", "aB3xY9kL2mN8pQ4rT5.", "ffio-u-aB3xY9kL2mN8pQ4rT5vW ",
+    "- name: A_TOKEN\n  value: ", "<name>a.password</name><value>", "--name a_password --value ", "sha512-",
+    "-----BEGIN PUBLIC KEY-----\n", "ssh-rsa ", "asdfasdf",
 ]
 
 

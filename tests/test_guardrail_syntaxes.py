@@ -55,6 +55,13 @@ SYNTAXES = {
     "vault write quoted": "vault write secret/{i} ttl=1h value=\"{s}\"",
     "yaml binary tag": "{i}_password: !!binary {s}",
     "key in a sentence": "The API key for {i} staging is {s}, please rotate it.",
+    "kubernetes env entry": "env:\n  - name: {I}_TOKEN\n    value: \"{s}\"\n  - name: LOG_LEVEL\n    value: debug",
+    "ecs env entry": '"environment": [{{"name": "{I}_API_KEY", "value": "{s}"}}]',
+    "hadoop property": "<property>\n  <name>{i}.secret.key</name>\n  <value>{s}</value>\n</property>",
+    "cloudformation parameter": '{{"ParameterKey": "{i}Password", "ParameterValue": "{s}"}}',
+    "ssm put-parameter": "aws ssm put-parameter --name /{i}/db_password --type SecureString --value {s}",
+    "curl proxy user": "curl --proxy-user {i}:{s} https://example.org",
+    "numbered password quoted": 'static_password07 = "{s}"',
 }
 _ALPHABETS = {
     "base62": string.ascii_letters + string.digits,

@@ -49,7 +49,7 @@ _PEM = re.compile(
     r"(?:-----END [A-Z0-9 ]{1,40}-----)?"
 )
 _PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
-_PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
+PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
                   "EC PARAMETERS")
 
 
@@ -98,7 +98,7 @@ def find_jwt(text: str) -> Iterator[Range]:
 
 def find_private_keys(text: str) -> Iterator[Range]:
     for match in _PEM.finditer(text):
-        if any(word in match.group("label") for word in _PUBLIC_ARMOUR):
+        if any(word in match.group("label") for word in PUBLIC_ARMOUR):
             continue
         start, end = match.span()
         # Leave the closing quote, concatenation or spaces of the string the block sat in.
@@ -125,6 +125,7 @@ _NAME_END = re.compile(
     r"primary|secondary|old|new|local|value))?"
     r"(?![a-z0-9])"
 )
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
                            "pword", "secret", "token", "apikey", "credential", "credentials", "creds"})
@@ -346,7 +347,11 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 # A value that is itself a credential's name reads another setting: `password = var.db_password`,
 # `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
 _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
-                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key")
+                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key"
+                        # a variable or a field without digits: `"password": new_password`, `apiKey: this.apiKey` (`compl3xPwd` is a value)
+                        r"|(?:[A-Za-z_$][\w$]*\.)*[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*"
+                        r"(?:[_.](?:password|passwd|pwd|secret|token|key)|(?:Password|Passwd|Pwd|Secret|Token|Key))"
+                        r"|(?:this|self)\.\w+")
 
 
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
@@ -412,7 +417,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength:
             continue
-        if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value):
+        if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
+                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS and _password_like(value)):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
@@ -479,9 +485,9 @@ _DIGIT = re.compile(r"\d")
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 # The user may be empty: `redis://:secret@cache:6379`.
-_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/]{1,300})@")
+_URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/\"]{1,300})@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
-_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
 
 
@@ -545,6 +551,50 @@ _PROSE_KEY_MIN = 16
 # between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
 _ID_SHAPE = re.compile(r"[:|#/]|(?:^|[-_])[a-z]{4,}(?:$|[-_])|^0x", re.IGNORECASE)
 
+# A setting's name and value given as two fields of one entry: Kubernetes' and ECS's `env` lists (`- name:
+# DB_PASSWORD` ⏎ `value: …`), CloudFormation's `ParameterKey`/`ParameterValue`, Hadoop's and Maven's
+# `<name>…</name><value>…</value>`, `aws ssm put-parameter --name … --value …`. Lower-cased.
+_PAIR_FIELDS = re.compile(
+    r"(?:\b(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w./-]{1,80}+)[\"']?[ \t]*,?[ \t]*\r?\n?"
+    r"[ \t]{0,40}+[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*"
+    r"|<(?P<tag>name|key)>[ \t]*(?P<xml_name>[\w./-]{1,80}+)[ \t]*</(?P=tag)>\s{0,80}+<value>[ \t]*"
+    r"|--name[ =](?P<flag_name>[\w./-]{1,80}+)(?:[ \t]+--?[\w-]{1,40}+(?:[ =][^\s-][^\s]{0,100}+)?){0,3}?[ \t]+--value[ =])"
+)
+_PAIR_VALUE = re.compile(r"\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"'<,}]{1,300}+)")
+
+
+def _credential_name(name: str) -> int:
+    """How surely a setting's whole name says credential (see `_name_strength`), 0 when it does not end in a
+    credential word."""
+    lowered = name.lower()
+    ending = next((m for m in _NAME_END.finditer(lowered) if m.end() == len(lowered)), None)
+    if ending is None or ending.end() != ending.end("word"):
+        return 0
+    return _name_strength(name, ending.group("word"), True)
+
+
+def find_setting_pairs(text: str) -> Iterator[Range]:
+    lowered = lower_aligned(text)
+    if "value" not in lowered:
+        return
+    for match in capped(_PAIR_FIELDS.finditer(lowered)):
+        group = next(g for g in ("name", "xml_name", "flag_name") if match.group(g) is not None)
+        strength = _credential_name(text[match.start(group):match.end(group)].rsplit("/", 1)[-1])
+        if not strength:
+            continue
+        value_match = _PAIR_VALUE.match(text, match.end())
+        if value_match is None:
+            continue
+        value_group = value_match.lastgroup or "v3"
+        value = _trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
+        if _is_placeholder(value) or value.startswith(("-", "/")):
+            continue
+        if strength == 1 and not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)):
+            continue
+        start = value_match.start(value_group)
+        yield start, start + len(value)
+
+
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
 _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
 # A .pgpass line, "host:port:database:user:password", the port a number or "*".
@@ -564,6 +614,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if _password_like(match.group(1)) and not _is_placeholder(match.group(1)) and not match.group(1).isdigit():
             yield match.span(1)
     yield from find_name_value_lines(text)
+    yield from find_setting_pairs(text)
     yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)
@@ -663,7 +714,7 @@ def find_passwords(text: str) -> Iterator[Range]:
 
 # Telegram bot token: the bot id, a colon and 35 url-safe characters.
 _TELEGRAM = re.compile(r":(?<=\d:)([A-Za-z0-9_-]{35})(?![\w-])")
-_BOT_ID = re.compile(r"(?<![\w])\d{8,10}$")
+_BOT_ID = re.compile(r"(?:(?<=bot)|(?<![\w]))\d{8,10}$")
 # A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
 # shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
 _NAME_VALUE_LINE = re.compile(
@@ -743,8 +794,9 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
 
 def find_telegram(text: str) -> Iterator[Range]:
     for match in _TELEGRAM.finditer(text):
-        if _BOT_ID.search(text, max(0, match.start() - 11), match.start()) and _mixed_random(match.group(1)):
-            yield match.span(1)
+        bot_id = _BOT_ID.search(text, max(0, match.start() - 11), match.start())
+        if bot_id is not None and _mixed_random(match.group(1)):
+            yield bot_id.start(), match.end(1)  # the bot's id is part of the token
 
 
 # ---- password hashes -------------------------------------------------------------------------------

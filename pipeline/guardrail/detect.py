@@ -64,7 +64,36 @@ def _made_up(probe: str) -> bool:
     if _MADE_UP.search(probe):
         return True
     rest = [char for char in probe[4:] if char.isalnum()]
-    return len(rest) >= 12 and len(set(rest)) == 1
+    return len(rest) >= 12 and len(set(rest)) == 1 or _repeated_unit(probe)
+
+
+def _repeated_unit(value: str) -> bool:
+    """A short unit typed over and over ("asdfasdfasdf…", "abababab", "12121212"): a key nobody generated."""
+    return len(value) >= 8 and any(
+        len(value) >= 4 * size and value == (value[:size] * (len(value) // size + 1))[:len(value)]
+        for size in range(1, 5))
+
+
+# Published by design, whatever their shape: content digests (npm's and SRI's `integrity sha512-…`, go.sum's
+# `h1:…`, an image's `sha256:…`), the body of an SSH public key or a PUBLIC KEY block, Stripe's publishable key.
+_DIGEST_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$")
+_DIGEST_AT = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5)-")
+_PUBLIC_BEFORE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
+                            r"pk_live_|pk_test_)[ \t]*$")
+_ARMOUR_WINDOW = 8192
+
+
+def _published(text: str, start: int) -> bool:
+    before = text[max(0, start - 40):start]
+    if _DIGEST_BEFORE.search(before) or _DIGEST_AT.match(text, start) or _PUBLIC_BEFORE.search(before):
+        return True
+    # Inside a PUBLIC KEY or CERTIFICATE block: the last armour line before the hit opens a public one.
+    armour = text.rfind("-----", max(0, start - _ARMOUR_WINDOW), start)
+    if armour == -1:
+        return False
+    line_start = text.rfind("\n", max(0, armour - 80), armour) + 1
+    line = text[line_start:armour + 5]
+    return "BEGIN" in line and any(kind in line for kind in credentials.PUBLIC_ARMOUR)
 
 
 _PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}
@@ -109,7 +138,7 @@ def detect(text: str, kinds: Collection[str], phone_regions: Sequence[str] = pii
         found = pii.find_phones(text, phone_regions) if kind.name == "phone" else kind.find(text)
         screened = kind.check_id == SECRET_CHECK and kind.name not in _OWN_PLACEHOLDER_TESTS
         for start, end in found:
-            if end <= start or screened and _made_up(text[start:min(end, start + PROBE)]):
+            if end <= start or screened and (_made_up(text[start:min(end, start + PROBE)]) or _published(text, start)):
                 continue
             if kind.outside_urls:
                 if urls is None:
