@@ -62,6 +62,8 @@ SYNTAXES = {
     "ssm put-parameter": "aws ssm put-parameter --name /{i}/db_password --type SecureString --value {s}",
     "curl proxy user": "curl --proxy-user {i}:{s} https://example.org",
     "numbered password quoted": 'static_password07 = "{s}"',
+    "npmrc auth": "//registry.{i}.example.com/:_auth={s}",
+    "sshpass quoted": "sshpass -p '{s}' ssh {i}@host",
 }
 _ALPHABETS = {
     "base62": string.ascii_letters + string.digits,

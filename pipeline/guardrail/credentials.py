@@ -134,6 +134,8 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
                            ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
                            ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+# .npmrc's credentials, each a name of its own: `//registry.example.com/:_auth=…`.
+_NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
@@ -196,7 +198,7 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     if not words or "public" in words or "publishable" in words:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
     last = words[-1]
-    if word in _STRONG_WORDS or word == "api_key":
+    if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
     if word == "pass":
@@ -488,7 +490,7 @@ _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{1
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/\"]{1,300})@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
-_CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*([^\s\"'-][^\s\"']{0,300}+)")
+_CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
 
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their

@@ -117,6 +117,8 @@ FORMATS: tuple[Format, ...] = (
     Format("HashiCorp Vault batch token", "hvb.", ANY, 24, 512),
     Format("HashiCorp Vault recovery token", "hvr.", ANY, 24, 512),
     Format("Vault legacy token", "s.", B62, 24, 24),
+    Format("Aiven service password", "AVNS_", URLSAFE, 15, 64),
+    Format("Amazon MWS auth token", "amzn.mws.", ANY, 36, 36),
     Format("Sourcegraph token", "sgp_", URLSAFE, 40, 128),
     Format("Sourcegraph local token", "slk_", HEX, 40, 64),
     Format("Grafana cloud token", "glc_", B64, 32, 512),
