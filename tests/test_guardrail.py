@@ -207,6 +207,8 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     'data = {"login": login, "password": new_password}; apiKey: this.apiKey,',
     'secret = "asdfasdfasdfasdfasdfasdf"',
     '"https://url:8000";@something else',
+    'resolved "https://registry.yarnpkg.com/saucelabs/-/saucelabs-1.5.0.tgz#9405a73c360d449b232839919a86c396d379fd9d"',
+    "PublicKeys: lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==",
 ])
 def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
     assert mask(text) == text
