@@ -11,7 +11,7 @@ import re
 import string
 from collections.abc import Iterator
 
-from reqgate.pipeline.guardrail.budget import MAX_NAMES, PROBE, capped
+from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.shapes import UUID, WORD, pronounceable, says_fake
@@ -295,11 +295,6 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     line_start = text.rfind("\n", floor, name_start) + 1 or floor
     if _LINE_LEAD.fullmatch(text, line_start, name_start) and len(value) >= 4:
         return True  # a config line such as "  password: hunter22"
-    return _password_like(value)
-
-
-def _password_like(value: str) -> bool:
-    """Six characters or more, not one plain word: a digit, a symbol or a capital inside."""
     return len(value) >= 6 and (
         any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
         or any(c.isupper() for c in value[1:])
@@ -350,9 +345,10 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 # `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
 _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
                         r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key"
-                        # a variable or a field without digits: `"password": new_password`, `apiKey: this.apiKey` (`compl3xPwd` is a value)
-                        r"|(?:[A-Za-z_$][\w$]*\.)*[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*"
-                        r"(?:[_.](?:password|passwd|pwd|secret|token|key)|(?:Password|Passwd|Pwd|Secret|Token|Key))"
+                        # a variable or a field without digits: `"password": new_password`, `apiKey: this.apiKey` (`compl3xPwd`,
+                        # `superSecretPassword` are values)
+                        r"|(?:[A-Za-z_$][\w$]*\.)+[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*(?:Password|Passwd|Pwd|Secret|Token|Key)"
+                        r"|[a-z][a-z]*(?:_[a-z]+)*_(?:password|passwd|pwd|secret|token|key)"
                         r"|(?:this|self)\.\w+")
 
 
@@ -420,7 +416,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         if not strength:
             continue
         if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
-                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS and _password_like(value)):
+                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS and _looks_random(value)
+                         and " " not in value):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
@@ -542,8 +539,8 @@ _PROSE_CREDENTIAL = re.compile(r"\b(?:password|passwd|passphrase|pwd)" + _PROSE_
 # The same sentence naming a key or a token ("the API key for staging is 3f9a…"), by a credential's compound
 # name: a bare "token" or "secret" is as often a page cursor, an idempotency token or a Kubernetes object.
 _PROSE_KEY = re.compile(
-    r"\b(?:api|access|secret|private|auth|bearer|client|app|license|personal access|deploy|webhook|encryption|"
-    r"master)[ _-]?(?:key|token|secret)" + _PROSE_CLAUSE
+    r"\b(?:api|access|secret|private|auth|bearer|client|app|license|personal access|deploy|webhook)"
+    r"[ _-]?(?:key|token|secret)" + _PROSE_CLAUSE
 )
 # "The fingerprint of the signing key is …", "the pod that mounts the secret is …": the value belongs to
 # something else the sentence names first.
@@ -575,6 +572,19 @@ def _credential_name(name: str) -> int:
     return _name_strength(name, ending.group("word"), True)
 
 
+# In a manifest the value is as often a reference as a secret: a secret's name (`github-webhook-secret`), a
+# path, an ARN or KMS alias, `${VAR}`, `%env.X%`, `@Microsoft.KeyVault(…)`, an algorithm (`AES256`), a mode.
+_REFERENCE_CHARS = re.compile(r"[/\\:@(){}$%<>\s]")
+
+
+def _machine_made_setting(value: str, strength: int) -> bool:
+    if not value or _REFERENCE_CHARS.search(value[:PROBE]) or value.startswith("-") or _is_placeholder(value):
+        return False
+    if strength == 2:
+        return _mixed_random(value) and (_looks_random(value) or len(value) >= 16)
+    return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) or UUID.fullmatch(value) is not None
+
+
 def find_setting_pairs(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     if "value" not in lowered:
@@ -589,9 +599,7 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
             continue
         value_group = value_match.lastgroup or "v3"
         value = _trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
-        if _is_placeholder(value) or value.startswith(("-", "/")):
-            continue
-        if strength == 1 and not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)):
+        if not _machine_made_setting(value, strength):
             continue
         start = value_match.start(value_group)
         yield start, start + len(value)
@@ -600,11 +608,21 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
 _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
 # A .pgpass line, "host:port:database:user:password", the port a number or "*".
-_PGPASS = re.compile(r"^[ \t]*[\w.*-]{1,253}+:(?:\d{1,5}|\*):[\w.*-]{1,63}+:[\w.@*-]{1,63}+:([^\s:]{1,300}+)[ \t]*\r?$",
-                     re.MULTILINE)
-# `vault kv put <path> k=v …` and `vault write <path> k=v …` store every value they are given. Lower-cased.
-_VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)|write)[ \t]+(?:-[\w=-]{1,40}+[ \t]+){0,4}[\w/.-]{1,200}+")
+# The host a name with a dot, `localhost` or `*`; the port four or five digits or `*` (`orders-api:8080:prod:…`
+# in a kubectl listing has no host of that shape).
+_PGPASS = re.compile(r"^[ \t]*(?:[\w-]{1,63}+(?:\.[\w-]{1,63}+){1,8}+|localhost|\*):(?:\d{4,5}|\*):[\w.*-]{1,63}+:"
+                     r"[\w.@*-]{1,63}+:([^\s:]{1,300}+)[ \t]*\r?$", re.MULTILINE)
+# `vault kv put <path> k=v …` (and `vault write secret/…`, the KV store's v1 form) store every value they are
+# given; other `vault write` calls configure roles and engines. Lower-cased.
+_VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-]{1,40}+[ \t]+){0,4}|write[ \t]+(?=(?:secret|kv)/))"
+                          r"[\w/.-]{1,200}+")
 _VAULT_PAIR = re.compile(r"[ \t]+[\w.-]{1,80}+=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
+
+
+def _stored_secret(value: str) -> bool:
+    """A value stored where only secrets go (a .pgpass line, a KV store): machine-made, not a host or a flag
+    such as `db.internal` or `checkout-v2`."""
+    return _mixed_random(value) and (_looks_random(value) or len(value) >= 16) and not _is_placeholder(value)
 
 
 def find_passwords(text: str) -> Iterator[Range]:
@@ -613,7 +631,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_PGPASS.finditer(text) if text.count(":") >= 4 else ()):
-        if _password_like(match.group(1)) and not _is_placeholder(match.group(1)) and not match.group(1).isdigit():
+        if _stored_secret(match.group(1)):
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
@@ -688,16 +706,16 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered else ()):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
+    pairs = 0
     for command in capped(_VAULT_WRITE.finditer(lowered) if "vault" in lowered else ()):
         position = command.end()
-        for _ in range(64):  # the command's `key=value` arguments, up to the end of the command
-            pair = _VAULT_PAIR.match(text, position)
-            if pair is None:
-                break
+        # The command's `key=value` arguments, up to its end; all commands of a text share one budget.
+        while pairs < MAX_CANDIDATES and (pair := _VAULT_PAIR.match(text, position)) is not None:
+            pairs += 1
             group = pair.lastindex or 3
             value = pair.group(group)
-            # `ttl=1h`, `policies=default`, `user=bob` configure; a stored secret is no plain word or number.
-            if _password_like(value) and not value.isdigit() and not _is_placeholder(value):
+            # `db_host=db.internal`, `feature_flags=checkout-v2`, `ttl=1h` configure; a stored secret is machine-made.
+            if _stored_secret(value):
                 yield pair.span(group)
             position = pair.end()
     for header in capped(_COOKIE_HEADER.finditer(lowered) if "cookie" in lowered else ()):

@@ -79,23 +79,33 @@ def _repeated_unit(value: str) -> bool:
 # of a value named a public key, Stripe's publishable key.
 _DIGEST_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
                             r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$")
-_DIGEST_AT = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5)-")
+# Subresource-integrity digests: the algorithm, "-", and standard base64 (no "-" or "_" in it).
+_DIGEST_AT = re.compile(r"sha(?:1|256|384|512)-[A-Za-z0-9+/]{20,200}+={0,2}(?![\w-])")
 _PUBLIC_BEFORE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
                             r"pk_live_|pk_test_)[ \t]*$")
-_ARMOUR_WINDOW = 8192
+_ARMOUR_WINDOW = 4096
 
 
 def _published(text: str, start: int) -> bool:
     before = text[max(0, start - 40):start]
     if _DIGEST_BEFORE.search(before) or _DIGEST_AT.match(text, start) or _PUBLIC_BEFORE.search(before):
         return True
-    # Inside a PUBLIC KEY or CERTIFICATE block: the last armour line before the hit opens a public one.
-    armour = text.rfind("-----", max(0, start - _ARMOUR_WINDOW), start)
-    if armour == -1:
+    # Inside a PUBLIC KEY or CERTIFICATE block: opened before the hit, not closed before it, and nothing but
+    # base64 lines between (a truncated block followed by prose hides nothing).
+    begin = text.rfind("-----BEGIN ", max(0, start - _ARMOUR_WINDOW), start)
+    if begin == -1:
         return False
-    line_start = text.rfind("\n", max(0, armour - 80), armour) + 1
-    line = text[line_start:armour + 5]
-    return "BEGIN" in line and any(kind in line for kind in credentials.PUBLIC_ARMOUR)
+    label_end = text.find("-----", begin + 11, min(start, begin + 80))
+    if label_end == -1 or not any(kind in text[begin:label_end] for kind in credentials.PUBLIC_ARMOUR):
+        return False
+    body = _ARMOUR_BREAK.split(text[label_end + 5:start].rstrip("\\"))  # a hit may start at the "n" of "\n"
+    return all(len(line) >= 16 and _BASE64_LINE.fullmatch(line) for line in body[:-1] if line) \
+        and _BASE64_RUN.fullmatch(body[-1]) is not None
+
+
+_ARMOUR_BREAK = re.compile(r"(?:\\n|\\r|[\s\"',])+")
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]*")
 
 
 _PRIORITY = {kind.name: index for index, kind in enumerate(KINDS)}

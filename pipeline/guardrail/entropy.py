@@ -96,19 +96,10 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             continue
         if end - start < _MIN_LENGTH:
             continue
-        token = text[start:end].rstrip("=")
-        if random(token):
+        if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)
-            continue
-        # A vendor's word before the random part ("ffio-u-<64 random>") makes the whole read as a name; the
-        # part alone is still a key.
-        part = max(_PART.finditer(token), key=lambda m: len(m.group()))
-        if part.end() - part.start() >= _MIN_LENGTH and part.group() != token and random(part.group()):
-            yield start + part.start(), _dotted_end(text, start + part.end()) if part.end() == len(token) \
-                else start + part.end()
 
 
-_PART = re.compile(r"[^-_/+]+")
 # A random token's further dot-joined segments (a JWT-like "<header>.<payload>.<signature>"): "." ends a run
 # so that host names and versions are cut, but a segment of letters and digits after a random one is its tail.
 _SEGMENT = re.compile(r"\.([A-Za-z0-9_-]{8,}+)")
