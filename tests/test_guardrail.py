@@ -201,8 +201,8 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "golang.org/x/oauth2 v0.15.0 h1:s8pnnxNVzjWyrvYdFUQq5llS1PX2zhPXmccZv99h7uQ=",
     'ImageID: "sha256:AP1AyUTbi2szylgr266fcae00707e67a2545ef34f9a29354585f93dac906749"',
     "authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq9x3Lk2mN8pQ4rT5vW7yZ1bC3dE5fG7hJ9kL1mN3pQ deploy@ci",
-    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6\n"
-    "-----END PUBLIC KEY-----",
+    ("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6\n"
+    "-----END PUBLIC KEY-----"),
     "Stripe.setPublishableKey('pk_live_j5krY8XTgIcDaHDb3YrsAfCl');",
     'data = {"login": login, "password": new_password}; apiKey: this.apiKey,',
     'secret = "asdfasdfasdfasdfasdfasdf"',
@@ -225,8 +225,8 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "openai.BadRequestError: id chatcmpl-8kX2q9ZpL3mR7vT1wY4bN6cF0dS5 finish_reason=length",
     "/nix/store/4p1l0rd9cgjhw4z2fjfr7m0ab16qm1nv-python3.11-requests-2.31.0/lib/python3.11",
     "The encryption key for the volume is 1234abcd-12ab-34cd-56ef-1234567890ab.",
-    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
-    "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u\n-----END PUBLIC KEY-----",
+    ("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+    "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u\n-----END PUBLIC KEY-----"),
 ])
 def test_names_and_ids_after_a_key_word_in_a_sentence_stay(text):
     assert mask(text) == text
@@ -517,10 +517,10 @@ def test_a_telegram_bot_token_is_redacted_with_its_bot_id():
 
 @pytest.mark.parametrize("text", [
     "DB_PASSWORD=superSecretPassword",
-    '{"public_key": "-----BEGIN PUBLIC KEY-----\\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0t\\n'
-    '-----END PUBLIC KEY-----", "client_secret": "superSecretPassword"}',
-    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n(rest of chain trimmed)\n\n"
-    "Then the app fails with DB_PASSWORD=superSecretPassword in the env",
+    ('{"public_key": "-----BEGIN PUBLIC KEY-----\\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0t\\n'
+    '-----END PUBLIC KEY-----", "client_secret": "superSecretPassword"}'),
+    ("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n(rest of chain trimmed)\n\n"
+    "Then the app fails with DB_PASSWORD=superSecretPassword in the env"),
     "-----BEGIN PUBLIC KEY-----\npassword=superSecretPassword\n",
     "export GH_TOKEN=sha1-superSecretPassword-B9OubrDQ",
 ])

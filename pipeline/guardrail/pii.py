@@ -93,7 +93,7 @@ def find_emails(text: str) -> Iterator[Range]:
 # A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
 _PHONE_RUN_MAX = 25
 _PHONE_CANDIDATE = re.compile(
-    r"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{5,%d}+" % (_PHONE_RUN_MAX - 1))
+    rf"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
 _PHONE_RUN_CHAR = re.compile(r"[0-9 ()./-]")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORD = re.compile(
