@@ -50,7 +50,7 @@ _PEM = re.compile(
 )
 _PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
 PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
-                  "EC PARAMETERS")
+                 "EC PARAMETERS")
 
 
 def find_aws(text: str) -> Iterator[Range]:
@@ -125,6 +125,7 @@ _NAME_END = re.compile(
     r"primary|secondary|old|new|local|value))?"
     r"(?![a-z0-9])"
 )
+# Words that name a password itself: under a numbered name (`static_password07`) a quoted random value is one.
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
@@ -148,8 +149,8 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
 # function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (a YAML block `|` or
-# `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the
-# lower-cased copy.
+# `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a
+# string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
     r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*"
@@ -345,8 +346,8 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 # `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
 _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
                         r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key"
-                        # a variable or a field without digits: `"password": new_password`, `apiKey: this.apiKey` (`compl3xPwd`,
-                        # `superSecretPassword` are values)
+                        # a variable or a field, qualified or snake_case, without digits: `"password": new_password`,
+                        # `apiKey: this.apiKey` (`compl3xPwd`, `superSecretPassword` are values)
                         r"|(?:[A-Za-z_$][\w$]*\.)+[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*(?:Password|Passwd|Pwd|Secret|Token|Key)"
                         r"|[a-z][a-z]*(?:_[a-z]+)*_(?:password|passwd|pwd|secret|token|key)"
                         r"|(?:this|self)\.\w+")
@@ -607,9 +608,8 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
 
 # A .netrc entry: "machine <host> login <user> password <value>", on one line or several.
 _NETRC = re.compile(r"machine[ \t]+\S{1,200}+\s{1,20}+login[ \t]+\S{1,200}+\s{1,20}+password[ \t]+(\S{1,300}+)")
-# A .pgpass line, "host:port:database:user:password", the port a number or "*".
-# The host a name with a dot, `localhost` or `*`; the port four or five digits or `*` (`orders-api:8080:prod:…`
-# in a kubectl listing has no host of that shape).
+# A .pgpass line, "host:port:database:user:password": the host a name with a dot, `localhost` or `*`, the port
+# four or five digits or `*` (`orders-api:8080:prod:…` in a kubectl listing has no host of that shape).
 _PGPASS = re.compile(r"^[ \t]*(?:[\w-]{1,63}+(?:\.[\w-]{1,63}+){1,8}+|localhost|\*):(?:\d{4,5}|\*):[\w.*-]{1,63}+:"
                      r"[\w.@*-]{1,63}+:([^\s:]{1,300}+)[ \t]*\r?$", re.MULTILINE)
 # `vault kv put <path> k=v …` (and `vault write secret/…`, the KV store's v1 form) store every value they are
