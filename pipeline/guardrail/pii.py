@@ -90,7 +90,8 @@ def find_emails(text: str) -> Iterator[Range]:
 
 # A stretch of digits and phone separators; the look-behind after the first character keeps a number
 # that continues a word, a version or a path out ("v1.2.3", "build-2024", "/api/123").
-# A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own.
+# A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own; an area
+# code in brackets may start one ("(415) 666-7777 (800) 443-1223").
 _PHONE_RUN_MAX = 25
 _PHONE_CANDIDATE = re.compile(
     rf"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
