@@ -225,6 +225,12 @@ def test_a_key_or_token_given_in_a_sentence_is_redacted(sentence):
     "openai.BadRequestError: id chatcmpl-8kX2q9ZpL3mR7vT1wY4bN6cF0dS5 finish_reason=length",
     "/nix/store/4p1l0rd9cgjhw4z2fjfr7m0ab16qm1nv-python3.11-requests-2.31.0/lib/python3.11",
     "The encryption key for the volume is 1234abcd-12ab-34cd-56ef-1234567890ab.",
+    '- name: AZURE_CLIENT_ID\n  value: "15a228c5-1d0c-4343-958f-11d329619b26"',
+    '{"key": "tenantId", "value": "2f90c18f-1f23-4220-98f1-21e31e5cf8f4", "enabled": true}',
+    "- name: TURNSTILE_SITE_KEY\n  value: 0x4AAAAAAAKQ4OVM9bFT5chi",
+    "<name>fs.s3a.server-side-encryption.key</name>\n<value>0fb31d1d-ad31-46b2-8540-8e7f54906ebe</value>",
+    "aws ssm put-parameter --name /orders/prod/kms_key --value mrk-eb451bb18032b6ff97cb7125dc690bb4 --type String",
+    "vault kv put secret/ci/release-info build_sha=529e15f507f98b2f3a4e66e081b034f84b742a32 pipeline_id=579286839",
     ("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
     "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u\n-----END PUBLIC KEY-----"),
 ])
@@ -526,3 +532,12 @@ def test_a_telegram_bot_token_is_redacted_with_its_bot_id():
 ])
 def test_a_secret_after_a_public_block_or_named_like_a_variable_is_still_redacted(text):
     assert "superSecretPassword" not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "aws cloudformation create-stack --parameters ParameterKey=DBMasterPassword,ParameterValue='jzH6%8imakY#X6qE%zVD'",
+    '- name: DB_PASSWORD\n  value: "jzH6%8imakY#X6qE%zVD"',
+    "<name>javax.jdo.option.ConnectionPassword</name><value>jzH6%8imakY#X6qE%zVD</value>",
+])
+def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
+    assert "jzH6%8im" not in mask(text) and "X6qE%zVD" not in mask(text)

@@ -573,17 +573,26 @@ def _credential_name(name: str) -> int:
     return _name_strength(name, ending.group("word"), True)
 
 
-# In a manifest the value is as often a reference as a secret: a secret's name (`github-webhook-secret`), a
-# path, an ARN or KMS alias, `${VAR}`, `%env.X%`, `@Microsoft.KeyVault(…)`, an algorithm (`AES256`), a mode.
-_REFERENCE_CHARS = re.compile(r"[/\\:@(){}$%<>\s]")
+# In a manifest the value is as often a reference as a secret: a secret's name (`github-webhook-secret`,
+# `dockerhub-creds:token`), a path, a URL, an ARN or KMS alias, `${VAR}`, `%env.X%`, `@Microsoft.KeyVault(…)`,
+# an algorithm (`AES256`), a mode. A generated password's `%`, `@` or `/` alone makes none of them.
+_REFERENCE_VALUE = re.compile(r"\$[{(]|%\w+%|@\w+\.\w+\(|^[~/.]|://|^arn:|^alias/|^[\w.-]+:[\w.-]+$|\s|\{\{")
+# Identifiers and public keys that sit under key-like names: client and tenant ids, KMS key ids (UUIDs, `mrk-…`),
+# site keys (`0x4AAA…`).
+_PUBLIC_ID = re.compile(r"[0-9a-fA-F-]+|mrk-[0-9a-f]{32}|0x\w+")
 
 
-def _machine_made_setting(value: str, strength: int) -> bool:
-    if not value or _REFERENCE_CHARS.search(value[:PROBE]) or value.startswith("-") or _is_placeholder(value):
+def _machine_made_setting(value: str, name: str, strength: int) -> bool:
+    if not value or _REFERENCE_VALUE.search(value[:PROBE]) or value.startswith("-") or _is_placeholder(value):
         return False
+    words = _name_words(name)
+    if tuple(words[-2:]) in _ID_PAIRS:
+        return False  # AZURE_CLIENT_ID, tenantId: published in every sign-in URL
+    if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
+        return False  # an encryption key named by its KMS id; the key itself is never a UUID
     if strength == 2:
         return _mixed_random(value) and (_looks_random(value) or len(value) >= 16)
-    return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) or UUID.fullmatch(value) is not None
+    return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 
 def find_setting_pairs(text: str) -> Iterator[Range]:
@@ -592,7 +601,8 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
         return
     for match in capped(_PAIR_FIELDS.finditer(lowered)):
         group = next(g for g in ("name", "xml_name", "flag_name") if match.group(g) is not None)
-        strength = _credential_name(text[match.start(group):match.end(group)].rsplit("/", 1)[-1])
+        name = text[match.start(group):match.end(group)].rsplit("/", 1)[-1]
+        strength = _credential_name(name)
         if not strength:
             continue
         value_match = _PAIR_VALUE.match(text, match.end())
@@ -600,7 +610,7 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
             continue
         value_group = value_match.lastgroup or "v3"
         value = _trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
-        if not _machine_made_setting(value, strength):
+        if not _machine_made_setting(value, name, strength):
             continue
         start = value_match.start(value_group)
         yield start, start + len(value)
@@ -616,7 +626,7 @@ _PGPASS = re.compile(r"^[ \t]*(?:[\w-]{1,63}+(?:\.[\w-]{1,63}+){1,8}+|localhost|
 # given; other `vault write` calls configure roles and engines. Lower-cased.
 _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-]{1,40}+[ \t]+){0,4}|write[ \t]+(?=(?:secret|kv)/))"
                           r"[\w/.-]{1,200}+")
-_VAULT_PAIR = re.compile(r"[ \t]+[\w.-]{1,80}+=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
+_VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
 def _stored_secret(value: str) -> bool:
@@ -712,10 +722,11 @@ def find_passwords(text: str) -> Iterator[Range]:
         # The command's `key=value` arguments, up to its end; all commands of a text share one budget.
         while pairs < MAX_CANDIDATES and (pair := _VAULT_PAIR.match(text, position)) is not None:
             pairs += 1
-            group = pair.lastindex or 3
+            group = pair.lastindex or 4
             value = pair.group(group)
-            # `db_host=db.internal`, `feature_flags=checkout-v2`, `ttl=1h` configure; a stored secret is machine-made.
-            if _stored_secret(value):
+            # `db_host=db.internal`, `feature_flags=checkout-v2`, `ttl=1h` configure, `build_sha=…`, `kms_key_id=…`
+            # name an id; a stored secret is machine-made.
+            if _stored_secret(value) and (_name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
                 yield pair.span(group)
             position = pair.end()
     for header in capped(_COOKIE_HEADER.finditer(lowered) if "cookie" in lowered else ()):
