@@ -591,7 +591,7 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
         return False  # an encryption key named by its KMS id; the key itself is never a UUID
     if strength == 2:
-        return _mixed_random(value) and (_looks_random(value) or len(value) >= 16)
+        return _stored_secret(value)
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 

@@ -77,18 +77,18 @@ def _repeated_unit(value: str) -> bool:
 # Published by design, whatever their shape: content digests (npm's and SRI's `integrity sha512-…`, go.sum's
 # `h1:…`, an image's `sha256:…`, yarn's `….tgz#<sha1>`), the body of an SSH public key, of a PUBLIC KEY block or
 # of a value named a public key, Stripe's publishable key.
-_DIGEST_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
-                            r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
+                               r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
+                               r"|(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
+                               r"pk_live_|pk_test_)[ \t]*$")
 # Subresource-integrity digests: the algorithm, "-", and standard base64 (no "-" or "_" in it).
 _DIGEST_AT = re.compile(r"sha(?:1|256|384|512)-[A-Za-z0-9+/]{20,200}+={0,2}(?![\w-])")
-_PUBLIC_BEFORE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
-                            r"pk_live_|pk_test_)[ \t]*$")
 _ARMOUR_WINDOW = 4096
 
 
 def _published(text: str, start: int) -> bool:
     before = text[max(0, start - 40):start]
-    if _DIGEST_BEFORE.search(before) or _DIGEST_AT.match(text, start) or _PUBLIC_BEFORE.search(before):
+    if _PUBLISHED_BEFORE.search(before) or _DIGEST_AT.match(text, start):
         return True
     # Inside a PUBLIC KEY or CERTIFICATE block: opened before the hit, not closed before it, and nothing but
     # base64 lines between (a truncated block followed by prose hides nothing).
