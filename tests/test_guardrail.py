@@ -541,3 +541,32 @@ def test_a_secret_after_a_public_block_or_named_like_a_variable_is_still_redacte
 ])
 def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
     assert "jzH6%8im" not in mask(text) and "X6qE%zVD" not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "- name: DB_PASSWORD\n  value: hardcoded4",
+    "    - key: business.password\n      value: hardcoded2",
+    "<entry>\n  <key>PASS</key>\n  <value>hardcoded5</value>\n</entry>",
+    'os.getenv("PASSWORD", "hardcoded5")',
+    "environ.get('pwd', 'hardcoded5')",
+    'var static_password07 = "hardcoded5"',
+    'String password_2 = "hardcoded5";',
+])
+def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
+    masked = mask(text)
+    assert "hardcoded" not in masked and "[REDACTED:password]" in masked
+
+
+@pytest.mark.parametrize("text", [
+    'password2 = "password_confirmation"',
+    'Field("password1", "Password")',
+    't("password", "Kennwort")',
+    'config.get("password", "default_pw")',
+    "- name: DB_PASSWORD\n  value: $(DB_PASS)",
+    "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}",
+    "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
+    "- key: password\n  value: required",
+    '{"name": "password", "value": "********"}',
+])
+def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
+    assert mask(text) == text

@@ -125,7 +125,8 @@ _NAME_END = re.compile(
     r"primary|secondary|old|new|local|value))?"
     r"(?![a-z0-9])"
 )
-# Words that name a password itself: under a numbered name (`static_password07`) a quoted random value is one.
+# Words that name a password itself: under a numbered name (`static_password07`), as a call's default
+# (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
@@ -256,6 +257,16 @@ def _looks_random(value: str) -> bool:
     has_digit = any(c.isdigit() for c in value)
     extra = any(c.isupper() for c in value) or any(not c.isalnum() for c in value)
     return len(value) >= 8 and has_letter and has_digit and extra
+
+
+def _password_shaped(value: str) -> bool:
+    """What people choose as a password: one run of six or more characters holding a digit or a symbol
+    ("hardcoded6", "Summer2019", "s3cret!"); a word ("Kennwort", a translation) or a field's name
+    ("password_confirmation") is not one."""
+    value = value[:PROBE]
+    has_digit = any(c.isdigit() for c in value)
+    return len(value) >= 6 and not any(c.isspace() for c in value) and any(c.isalpha() for c in value) and (
+        has_digit or not _IDENTIFIER.fullmatch(value) and any(not c.isalnum() for c in value))
 
 
 def _trim(value: str) -> str:
@@ -417,8 +428,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         if not strength:
             continue
         if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
-                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS and _looks_random(value)
-                         and " " not in value):
+                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS
+                         and _password_shaped(value)):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
@@ -440,8 +451,10 @@ def find_named_values(text: str) -> Iterator[Range]:
             if _CODE_REFERENCE.search(value):
                 continue
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
-            # when it looks machine-made.
-            if not (_mixed_random(value) or quoted_match is not None and _looks_random(value)
+            # when it looks machine-made, or password-shaped as a password's default (`getenv("PWD", "…")`).
+            default = quoted_match is not None and separator.strip() == "," and gap.group("close") \
+                and ending.group("word") in _PASSWORD_WORDS and _password_shaped(value)
+            if not (default or _mixed_random(value) or quoted_match is not None and _looks_random(value)
                     or _long_random_word(value) or value.isdigit() and len(value) >= 16):
                 continue
             if strength == 1 and len(value) < 16:
@@ -591,7 +604,8 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
         return False  # an encryption key named by its KMS id; the key itself is never a UUID
     if strength == 2:
-        return _stored_secret(value)
+        # A password is whatever someone chose (`- key: PASS` ⏎ `value: hardcoded5`); a key or token is made.
+        return _password_shaped(value) if words[-1] in _PASSWORD_WORDS | {"pass"} else _stored_secret(value)
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 
