@@ -570,3 +570,10 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
 ])
 def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
     assert mask(text) == text
+
+
+def test_a_placeholder_token_alone_on_its_line_is_not_cut_into_a_name_and_a_value():
+    # A line's first 41 characters were once read as a setting's name, the rest as its value.
+    text = ("Token for the docs:\nops_DUMMYWFpbCI6ImVqd2U2NHFtbHhocmlAMXBhc3N3b3Jkc2VydmljZWFjY291bnRzLmxjbCIs"
+            "Im11ayI6eyJhbGciOiJBMjU2R0NN\n")
+    assert mask(text) == text

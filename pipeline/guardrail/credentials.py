@@ -763,7 +763,7 @@ _BOT_ID = re.compile(r"(?:(?<=bot)|(?<![\w]))\d{8,10}$")
 # A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
 # shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
 _NAME_VALUE_LINE = re.compile(
-    r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)[ \t]*[:=]?[ \t]*[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
+    r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
     re.MULTILINE,
 )
 _HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
