@@ -546,11 +546,15 @@ def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
 @pytest.mark.parametrize("text", [
     "- name: DB_PASSWORD\n  value: hardcoded4",
     "    - key: business.password\n      value: hardcoded2",
-    "<entry>\n  <key>PASS</key>\n  <value>hardcoded5</value>\n</entry>",
+    "<entry>\n  <key>smtp.password</key>\n  <value>hardcoded5</value>\n</entry>",
+    "- name: ADMIN_PWD\n  value: hardcoded5",
     'os.getenv("PASSWORD", "hardcoded5")',
     "environ.get('pwd', 'hardcoded5')",
+    'ENV.fetch("DB_PASSWORD", "hardcoded5")',
     'var static_password07 = "hardcoded5"',
     'String password_2 = "hardcoded5";',
+    "DB_PASSWORD_PROD=hardcoded5!",
+    "<password2>hardcoded5</password2>",
 ])
 def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
     masked = mask(text)
@@ -567,6 +571,19 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
     "- key: password\n  value: required",
     '{"name": "password", "value": "********"}',
+    'PASSWORD_2 = "password2"  # the field name on the signup form',
+    '"password_2": "Passwort-Bestätigung",',
+    'PASSWORD_V2 = "argon2id"',
+    'password_2 = "input[name=password2]"',
+    "- name: DB_PASSWORD\n  value: vault:secret/data/mysql#password",
+    '- name: DB_PASSWORD\n  value: "gcp:secretmanager:projects/acme/secrets/db-password/versions/latest"',
+    '- name: DB_PASSWORD\n  value: "#{DB_PASSWORD}#"',
+    "  value = random_password.db2.result",
+    "- name: SKIP_PASS\n  value: lint-2",
+    "- name: PWD\n  value: workspace/app-2",
+    "_e( 'Password', 'ultimate-member-2' )",
+    'setHashAlgorithm("password", "SHA-256")',
+    'errors.add("password", "is-too-short-8")',
 ])
 def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
     assert mask(text) == text

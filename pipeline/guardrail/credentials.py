@@ -259,14 +259,34 @@ def _looks_random(value: str) -> bool:
     return len(value) >= 8 and has_letter and has_digit and extra
 
 
-def _password_shaped(value: str) -> bool:
-    """What people choose as a password: one run of six or more characters holding a digit or a symbol
-    ("hardcoded6", "Summer2019", "s3cret!"); a word ("Kennwort", a translation) or a field's name
-    ("password_confirmation") is not one."""
-    value = value[:PROBE]
-    has_digit = any(c.isdigit() for c in value)
-    return len(value) >= 6 and not any(c.isspace() for c in value) and any(c.isalpha() for c in value) and (
-        has_digit or not _IDENTIFIER.fullmatch(value) and any(not c.isalnum() for c in value))
+def _password_shaped(value: str, name: str) -> bool:
+    """What people choose as a password: a run of 6 to 64 ASCII characters with letters and a digit
+    ("hardcoded6", "Summer2019", "s3cret!"). Not one: words and labels ("Re-enter", "Kennwort"), the name
+    repeated (`PASSWORD_2 = "password2"`), an algorithm ("argon2id", "SHA-256"), a path, a reference or a
+    rule (`vault:secret/db#password`, `random_password.db2.result`, `required|min:8`), words joined with a
+    number or a version ("lint-2", "shadow-v2")."""
+    if not 6 <= len(value) <= 64 or not value.isascii() or any(c.isspace() for c in value):
+        return False
+    if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
+        return False
+    if _ALGORITHM.fullmatch(value) or _NOT_CHOSEN.search(value) or _DOTTED.fullmatch(value):
+        return False
+    parts = _JOINED.split(value)
+    if len(parts) > 1 and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
+        return False
+    return _alphanumeric(value).lower() != _alphanumeric(name).lower()
+
+
+def _alphanumeric(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
+
+
+_ALGORITHM = re.compile(r"(?i:(?:sha|md|hs|rs|es|ps|crc)-?\d+\w*|sha\d-\d+|argon2\w*|pbkdf2\w*|bcrypt\w*|scrypt\w*|"
+                        r"aes-?\d+\w*|rsa-?\d+|ed25519|x25519|utf-?8|base\d\d|des3?\w*|blake2\w*)")
+# Parts only a path, a reference, a rule, markup or a template has.
+_NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
+_DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
+_VERSION = re.compile(r"[vV]\d+")
 
 
 def _trim(value: str) -> str:
@@ -427,9 +447,10 @@ def find_named_values(text: str) -> Iterator[Range]:
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength:
             continue
+        assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
         if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
-                and not (quoted_match is not None and ending.group("word") in _PASSWORD_WORDS
-                         and _password_shaped(value)):
+                and not (assigned and ending.group("word") in _PASSWORD_WORDS and " " not in value
+                         and (_password_shaped(value, text[name_start:ending.end()]) or _stored_secret(value))):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
@@ -453,9 +474,11 @@ def find_named_values(text: str) -> Iterator[Range]:
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
             # when it looks machine-made, or password-shaped as a password's default (`getenv("PWD", "…")`).
             default = quoted_match is not None and separator.strip() == "," and gap.group("close") \
-                and ending.group("word") in _PASSWORD_WORDS and _password_shaped(value)
-            if not (default or _mixed_random(value) or quoted_match is not None and _looks_random(value)
-                    or _long_random_word(value) or value.isdigit() and len(value) >= 16):
+                and ending.group("word") in _PASSWORD_WORDS and _password_shaped(value, name) \
+                and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None
+            if not (default or _mixed_random(value) or _long_random_word(value)
+                    or quoted_match is not None and _looks_random(value) and not _worded(value)
+                    or value.isdigit() and len(value) >= 16):
                 continue
             if strength == 1 and len(value) < 16:
                 continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
@@ -488,6 +511,10 @@ _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
+# A call that reads a setting, its second argument the default: `os.getenv("DB_PASSWORD", "…")`,
+# `config.get('password', '…')`, `ENV.fetch("PASSWORD", "…")`; not `__('Password', 'text-domain')`.
+_READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
+                          r"[ \t]*\([ \t]*[\"']$")
 _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
@@ -604,8 +631,10 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
         return False  # an encryption key named by its KMS id; the key itself is never a UUID
     if strength == 2:
-        # A password is whatever someone chose (`- key: PASS` ⏎ `value: hardcoded5`); a key or token is made.
-        return _password_shaped(value) if words[-1] in _PASSWORD_WORDS | {"pass"} else _stored_secret(value)
+        # A key or token is made; a password may be chosen (`- name: DB_PASSWORD` ⏎ `value: hardcoded5`).
+        # `PWD` alone is the working directory.
+        chosen = words[-1] in _PASSWORD_WORDS and words != ["pwd"] and _password_shaped(value, name)
+        return chosen or _stored_secret(value)
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 
