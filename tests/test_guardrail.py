@@ -555,6 +555,12 @@ def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
     'String password_2 = "hardcoded5";',
     "DB_PASSWORD_PROD=hardcoded5!",
     "<password2>hardcoded5</password2>",
+    "getenv('MYSQL_PASSWORD') ?: 'hardcoded5'",
+    'process.env.DB_PASSWORD || "hardcoded5"',
+    'Environment.GetEnvironmentVariable("DB_PASSWORD") ?? "hardcoded5"',
+    '"credentials": [{"type": "password", "value": "hardcoded5", "temporary": false}]',
+    '<input type="password" value="hardcoded5">',
+    'aws ssm put-parameter --name "/app/db/password" --type SecureString --value "hardcoded5"',
 ])
 def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
     masked = mask(text)
@@ -584,6 +590,9 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     "_e( 'Password', 'ultimate-member-2' )",
     'setHashAlgorithm("password", "SHA-256")',
     'errors.add("password", "is-too-short-8")',
+    'user.password || "N/A"',
+    '<input type="password" name="pw" value="{{ pw }}">',
+    '{"type": "string", "value": "abc12345"}',
 ])
 def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
     assert mask(text) == text

@@ -149,12 +149,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
-# function's argument list `('X', '…')`, XML `>` or `" value="`, spaces, or a newline (a YAML block `|` or
+# function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`), XML `>` or `" value="`, spaces, or a
+# newline (a YAML block `|` or
 # `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a
 # string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|[:=]|,|\()?[ \t]*"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|\?:|\?\?|\|\||[:=]|,|\()?[ \t]*"
     r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
@@ -433,7 +434,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             start = value_start
             value, end = _bare_value(text, start, bare.match(start))
         loose = not gap.group("close") and not gap.group("attr") and (
-            "\n" in separator or not separator.strip() or separator.strip() in (",", "("))
+            "\n" in separator or not separator.strip() or separator.strip() in _ARGUMENT_OR_FALLBACK)
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
         if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE]:
@@ -468,14 +469,15 @@ def find_named_values(text: str) -> Iterator[Range]:
                 covered = end
                 yield start, end
             continue
-        if "\n" in separator or spaced_only or separator.strip() in (",", "("):
+        if "\n" in separator or spaced_only or separator.strip() in _ARGUMENT_OR_FALLBACK:
             if _CODE_REFERENCE.search(value):
                 continue
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
             # when it looks machine-made, or password-shaped as a password's default (`getenv("PWD", "…")`).
-            default = quoted_match is not None and separator.strip() == "," and gap.group("close") \
-                and ending.group("word") in _PASSWORD_WORDS and _password_shaped(value, name) \
-                and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None
+            default = quoted_match is not None and ending.group("word") in _PASSWORD_WORDS \
+                and _password_shaped(value, name) and (
+                    separator.strip() in _FALLBACK or separator.strip() == "," and gap.group("close")
+                    and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None)
             if not (default or _mixed_random(value) or _long_random_word(value)
                     or quoted_match is not None and _looks_random(value) and not _worded(value)
                     or value.isdigit() and len(value) >= 16):
@@ -511,6 +513,9 @@ _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
+# Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`.
+_FALLBACK = ("?:", "??", "||")
+_ARGUMENT_OR_FALLBACK = (",", "(", *_FALLBACK)
 # A call that reads a setting, its second argument the default: `os.getenv("DB_PASSWORD", "…")`,
 # `config.get('password', '…')`, `ENV.fetch("PASSWORD", "…")`; not `__('Password', 'text-domain')`.
 _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
@@ -592,13 +597,14 @@ _PROSE_KEY_MIN = 16
 _ID_SHAPE = re.compile(r"[:|#/]|(?:^|[-_])[a-z]{4,}(?:$|[-_])|^0x", re.IGNORECASE)
 
 # A setting's name and value given as two fields of one entry: Kubernetes' and ECS's `env` lists (`- name:
-# DB_PASSWORD` ⏎ `value: …`), CloudFormation's `ParameterKey`/`ParameterValue`, Hadoop's and Maven's
-# `<name>…</name><value>…</value>`, `aws ssm put-parameter --name … --value …`. Lower-cased.
+# DB_PASSWORD` ⏎ `value: …`), Keycloak's credentials and HTML inputs (`"type": "password", "value": …`),
+# CloudFormation's `ParameterKey`/`ParameterValue`, Hadoop's and Maven's `<name>…</name><value>…</value>`,
+# `aws ssm put-parameter --name … --value …`. Lower-cased.
 _PAIR_FIELDS = re.compile(
-    r"(?:\b(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w./-]{1,80}+)[\"']?[ \t]*,?[ \t]*\r?\n?"
+    r"(?:\b(?:name|key|parameterkey|type)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w./-]{1,80}+)[\"']?[ \t]*,?[ \t]*\r?\n?"
     r"[ \t]{0,40}+[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*"
     r"|<(?P<tag>name|key)>[ \t]*(?P<xml_name>[\w./-]{1,80}+)[ \t]*</(?P=tag)>\s{0,80}+<value>[ \t]*"
-    r"|--name[ =](?P<flag_name>[\w./-]{1,80}+)(?:[ \t]+--?[\w-]{1,40}+(?:[ =][^\s-][^\s]{0,100}+)?){0,3}?[ \t]+--value[ =])"
+    r"|--name[ =][\"']?(?P<flag_name>[\w./-]{1,80}+)[\"']?(?:[ \t]+--?[\w-]{1,40}+(?:[ =][^\s-][^\s]{0,100}+)?){0,3}?[ \t]+--value[ =])"
 )
 _PAIR_VALUE = re.compile(r"\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"'<,}]{1,300}+)")
 
