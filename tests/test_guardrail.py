@@ -561,6 +561,14 @@ def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
     '"credentials": [{"type": "password", "value": "hardcoded5", "temporary": false}]',
     '<input type="password" value="hardcoded5">',
     'aws ssm put-parameter --name "/app/db/password" --type SecureString --value "hardcoded5"',
+    "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-hardcoded5}",
+    'export DB_PASSWORD="${DB_PASSWORD:=hardcoded5}"',
+    "url: ${spring.datasource.password:hardcoded5}",
+    '{{ .Values.password | default "hardcoded5" }}',
+    "- name: RABBITMQ_DEFAULT_PASS\n  value: hardcoded5",
+    'REDIS_PASSWORD_DR="hardcoded5"',
+    "export PG_PASSWORD_RO=hardcoded5",
+    "smtp_password_backup: hardcoded5",
 ])
 def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
     masked = mask(text)
@@ -593,6 +601,25 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     'user.password || "N/A"',
     '<input type="password" name="pw" value="{{ pw }}">',
     '{"type": "string", "value": "abc12345"}',
+    'form.get("password2", "password1")',
+    'self.password2 = "txtPassword2"',
+    'password2 = "pwdConfirm1"',
+    'password_2 = "utf8mb4"',
+    'db_password_2 = "PKCS12"',
+    "KEYSTORE_PASSWORD_2=keystore.p12",
+    'cwd = os.getenv("PWD", "workspace1")',
+    'pwd_2 = "src2/main"',
+    "- name: SKIP_PASS\n  value: lint2x",
+    "password = random_password.db2.result",
+    "password = data.aws_secretsmanager_secret_version.db2.secret_string",
+    "administrator_login_password = module.secrets.sql_admin_password_2",
+    '<input type="password" value="@Model.Password2" />',
+    "'password' => 'required|string|min:8|confirmed',",
+    "DEBUG password_reset_token expires_in=3600",
+    "password: ${DB_PASSWORD:?DB_PASSWORD must be set}",
+    "LOG_LEVEL=${LOG_LEVEL:-debug}",
+    "ParameterValue=arn:aws:secretsmanager:us-east-1:123456789012:secret:db2-AbCdEf",
+    "Error: failed to read secret arn:aws:secretsmanager:eu-west-1:111122223333:secret:prod/db/password-Ab12Cd",
 ])
 def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
     assert mask(text) == text
@@ -603,3 +630,10 @@ def test_a_placeholder_token_alone_on_its_line_is_not_cut_into_a_name_and_a_valu
     text = ("Token for the docs:\nops_DUMMYWFpbCI6ImVqd2U2NHFtbHhocmlAMXBhc3N3b3Jkc2VydmljZWFjY291bnRzLmxjbCIs"
             "Im11ayI6eyJhbGciOiJBMjU2R0NN\n")
     assert mask(text) == text
+
+
+def test_a_random_value_under_a_name_ending_in_api_is_redacted_and_a_version_is_not():
+    key = _random_token(32)
+    assert key[:8] not in mask(f"MAILGUN_API={key}")
+    for text in ("graph_api=v2.0", "REST api: v2beta1", "api: GET /v2/jobs/123abc"):
+        assert mask(text) == text

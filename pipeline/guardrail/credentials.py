@@ -119,10 +119,10 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # DB_PASSWORD_2); the name is judged by the word before it.
 _NAME_END = re.compile(
     r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
+    r"api_key|api|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
-    r"primary|secondary|old|new|local|value))?"
+    r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root))?"
     r"(?![a-z0-9])"
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
@@ -149,13 +149,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
-# function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`), XML `>` or `" value="`, spaces, or a
+# function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`, Helm's `| default`), XML `>` or `" value="`, spaces, or a
 # newline (a YAML block `|` or
 # `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a
 # string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|\?:|\?\?|\|\||[:=]|,|\()?[ \t]*"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|\?:|\?\?|\|\||\|[ \t]*default|[:=]|,|\()?[ \t]*"
     r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
@@ -163,7 +163,7 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$\{[^}\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
@@ -264,8 +264,9 @@ def _password_shaped(value: str, name: str) -> bool:
     """What people choose as a password: a run of 6 to 64 ASCII characters with letters and a digit
     ("hardcoded6", "Summer2019", "s3cret!"). Not one: words and labels ("Re-enter", "Kennwort"), the name
     repeated (`PASSWORD_2 = "password2"`), an algorithm ("argon2id", "SHA-256"), a path, a reference or a
-    rule (`vault:secret/db#password`, `random_password.db2.result`, `required|min:8`), words joined with a
-    number or a version ("lint-2", "shadow-v2")."""
+    rule (`vault:secret/db#password`, `random_password.db2.result`, `required|min:8`), a charset or key store
+    type ("utf8mb4", "PKCS12"), words joined with a number or a version ("lint-2", "shadow-v2"), a field's
+    name or control id ("password1", "txtPassword2", "pwdConfirm1")."""
     if not 6 <= len(value) <= 64 or not value.isascii() or any(c.isspace() for c in value):
         return False
     if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
@@ -275,7 +276,13 @@ def _password_shaped(value: str, name: str) -> bool:
     parts = _JOINED.split(value)
     if len(parts) > 1 and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
         return False
-    return _alphanumeric(value).lower() != _alphanumeric(name).lower()
+    return not _names_a_field(value) and _alphanumeric(value).lower() != _alphanumeric(name).lower()
+
+
+def _names_a_field(value: str) -> bool:
+    """A form field's name or a control's id: "password1", "txtPassword2", "pwdConfirm1"."""
+    words = [word.rstrip(string.digits) for word in _name_words(value)]
+    return bool(_FIELD_WORDS.intersection(words)) and (len(words) > 1 or value[-1].isdigit())
 
 
 def _alphanumeric(text: str) -> str:
@@ -283,11 +290,13 @@ def _alphanumeric(text: str) -> str:
 
 
 _ALGORITHM = re.compile(r"(?i:(?:sha|md|hs|rs|es|ps|crc)-?\d+\w*|sha\d-\d+|argon2\w*|pbkdf2\w*|bcrypt\w*|scrypt\w*|"
-                        r"aes-?\d+\w*|rsa-?\d+|ed25519|x25519|utf-?8|base\d\d|des3?\w*|blake2\w*)")
+                        r"aes-?\d+\w*|rsa-?\d+|ed25519|x25519|base\d\d|des3?\w*|blake2\w*|"
+                        r"utf-?\d+\w*|ucs-?\d|latin-?\d|iso-?8859-?\d+|cp\d{3,4}|windows-?\d{4}|pkcs#?\d+|jks|jceks)")
 # Parts only a path, a reference, a rule, markup or a template has.
 _NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
 _DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
 _VERSION = re.compile(r"[vV]\d+")
+_FIELD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort"})
 
 
 def _trim(value: str) -> str:
@@ -382,7 +391,11 @@ _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|i
                         # `apiKey: this.apiKey` (`compl3xPwd`, `superSecretPassword` are values)
                         r"|(?:[A-Za-z_$][\w$]*\.)+[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*(?:Password|Passwd|Pwd|Secret|Token|Key)"
                         r"|[a-z][a-z]*(?:_[a-z]+)*_(?:password|passwd|pwd|secret|token|key)"
-                        r"|(?:this|self)\.\w+")
+                        r"|(?:this|self)\.\w+"
+                        # Terraform's and Ansible's references (`random_password.db2.result`), Razor's `@Model.X`
+                        r"|[a-z_][a-z_]*\d{0,2}(?:\.[a-z_][a-z_]*\d{0,2}){2,}|@[A-Za-z_]\w*(?:\.\w+)+"
+                        # a validation rule list: `required|string|min:8|confirmed`
+                        r"|[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?)+")
 
 
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
@@ -433,8 +446,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         else:
             start = value_start
             value, end = _bare_value(text, start, bare.match(start))
+        fallback = _FALLBACK.fullmatch(separator.strip()) is not None
         loose = not gap.group("close") and not gap.group("attr") and (
-            "\n" in separator or not separator.strip() or separator.strip() in _ARGUMENT_OR_FALLBACK)
+            "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
         if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE]:
@@ -445,13 +459,17 @@ def find_named_values(text: str) -> Iterator[Range]:
         if named is None:
             continue
         name, name_start = named
+        if text.startswith("${", max(0, name_start - 2)) or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start):
+            continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength:
             continue
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
         if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
                 and not (assigned and ending.group("word") in _PASSWORD_WORDS and " " not in value
-                         and (_password_shaped(value, text[name_start:ending.end()]) or _stored_secret(value))):
+                         and (_password_shaped(value, text[name_start:ending.end()])
+                              or quoted_match is not None and _looks_random(value) and not _worded(value)
+                              and not _names_a_field(value))):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
@@ -469,14 +487,14 @@ def find_named_values(text: str) -> Iterator[Range]:
                 covered = end
                 yield start, end
             continue
-        if "\n" in separator or spaced_only or separator.strip() in _ARGUMENT_OR_FALLBACK:
-            if _CODE_REFERENCE.search(value):
-                continue
+        if "\n" in separator or spaced_only or separator.strip() in (",", "(") or fallback:
+            if _CODE_REFERENCE.search(value) or _ASSIGNMENT.match(value):
+                continue  # a call, a file:line, the next setting (`password_reset_token expires_in=3600`)
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
             # when it looks machine-made, or password-shaped as a password's default (`getenv("PWD", "…")`).
             default = quoted_match is not None and ending.group("word") in _PASSWORD_WORDS \
-                and _password_shaped(value, name) and (
-                    separator.strip() in _FALLBACK or separator.strip() == "," and gap.group("close")
+                and name != "PWD" and _password_shaped(value, name) and (
+                    fallback or separator.strip() == "," and gap.group("close")
                     and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None)
             if not (default or _mixed_random(value) or _long_random_word(value)
                     or quoted_match is not None and _looks_random(value) and not _worded(value)
@@ -513,9 +531,14 @@ _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
-# Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`.
-_FALLBACK = ("?:", "??", "||")
-_ARGUMENT_OR_FALLBACK = (",", "(", *_FALLBACK)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
+_ARN_BEFORE = re.compile(r"arn:[\w.-]+:[\w.-]+:[\w.-]*:\d*:(?:[\w./-]+[:/])?$")
+# A parameter's default: the shell's `${POSTGRES_PASSWORD:-…}`, `${DB_PASSWORD:=…}`, Spring's
+# `${spring.rabbitmq.password:…}`.
+_SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}+)(?::[-=]?|[-=])(?P<value>[^}\s\"'$]{1,300}+)\}")
+# Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
+# `{{ .Values.password | default "…" }}`.
+_FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
 # A call that reads a setting, its second argument the default: `os.getenv("DB_PASSWORD", "…")`,
 # `config.get('password', '…')`, `ENV.fetch("PASSWORD", "…")`; not `__('Password', 'text-domain')`.
 _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
@@ -623,6 +646,12 @@ def _credential_name(name: str) -> int:
 # `dockerhub-creds:token`), a path, a URL, an ARN or KMS alias, `${VAR}`, `%env.X%`, `@Microsoft.KeyVault(…)`,
 # an algorithm (`AES256`), a mode. A generated password's `%`, `@` or `/` alone makes none of them.
 _REFERENCE_VALUE = re.compile(r"\$[{(]|%\w+%|@\w+\.\w+\(|^[~/.]|://|^arn:|^alias/|^[\w.-]+:[\w.-]+$|\s|\{\{")
+# Owners of a `…_PASS` setting that make it a password (`RABBITMQ_DEFAULT_PASS`, `DB_PASS`); a lint or render
+# pass (`SKIP_PASS`, `RENDER_PASS`) is not one.
+_PASS_OWNERS = frozenset({"db", "database", "admin", "root", "default", "user", "smtp", "mail", "ftp", "sftp", "ssh",
+                          "ldap", "proxy", "sql", "mysql", "pg", "postgres", "redis", "mongo", "rabbitmq", "amqp",
+                          "login", "bind", "auth", "app", "api", "service", "svc", "master", "keystore",
+                          "truststore"})
 # Identifiers and public keys that sit under key-like names: client and tenant ids, KMS key ids (UUIDs, `mrk-…`),
 # site keys (`0x4AAA…`).
 _PUBLIC_ID = re.compile(r"[0-9a-fA-F-]+|mrk-[0-9a-f]{32}|0x\w+")
@@ -639,7 +668,9 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if strength == 2:
         # A key or token is made; a password may be chosen (`- name: DB_PASSWORD` ⏎ `value: hardcoded5`).
         # `PWD` alone is the working directory.
-        chosen = words[-1] in _PASSWORD_WORDS and words != ["pwd"] and _password_shaped(value, name)
+        password_named = words[-1] in _PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and len(words) > 1 \
+            and words[-2] in _PASS_OWNERS
+        chosen = password_named and _password_shaped(value, name)
         return chosen or _stored_secret(value)
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
@@ -694,6 +725,10 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
+    for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
+        strength = _credential_name(match.group("name"))
+        if strength and _machine_made_setting(match.group("value"), match.group("name"), strength):
+            yield match.span("value")
     yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)
