@@ -620,6 +620,13 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     "LOG_LEVEL=${LOG_LEVEL:-debug}",
     "ParameterValue=arn:aws:secretsmanager:us-east-1:123456789012:secret:db2-AbCdEf",
     "Error: failed to read secret arn:aws:secretsmanager:eu-west-1:111122223333:secret:prod/db/password-Ab12Cd",
+    "permissions:\n  contents: read\n  id-token: write",
+    "existingSecret: app-db",
+    "nginx.ingress.kubernetes.io/auth-secret: basic-auth",
+    "secret = secrets.token_urlsafe(32)",
+    "$ export DB_PASSWORD=$(vault kv get -field=password secret/db)",
+    '{"password": "Mot de passe", "password_confirm": "Confirmer le mot de passe"}',
+    "backend: orders-api-5d8f7c9b6-hx2lp",
 ])
 def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
     assert mask(text) == text
@@ -635,5 +642,8 @@ def test_a_placeholder_token_alone_on_its_line_is_not_cut_into_a_name_and_a_valu
 def test_a_random_value_under_a_name_ending_in_api_is_redacted_and_a_version_is_not():
     key = _random_token(32)
     assert key[:8] not in mask(f"MAILGUN_API={key}")
-    for text in ("graph_api=v2.0", "REST api: v2beta1", "api: GET /v2/jobs/123abc"):
+    assert "8f3b2c9d" not in mask("GRAPH_API=8f3b2c9d1e4a7f6b5c0d9e8a7b6c5d4e")
+    for text in ("graph_api=v2.0", "REST api: v2beta1", "api: GET /v2/jobs/123abc", 'rest_api = "a1b2c3d4e5"',
+                 "GRAPH_API=00000003-0000-0000-c000-000000000000", 'build_api = "3f9a2c1e7b8d4f6a0c5e9b2d1a8f7e6c3b4d5a6f"',
+                 'payment_api = "payments-svc-7f9c8d6b5-x2kq4"'):
         assert mask(text) == text

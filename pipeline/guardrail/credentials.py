@@ -141,6 +141,7 @@ _NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
+_NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy", "existing"})
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -163,7 +164,7 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$\{[^}\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
@@ -181,6 +182,7 @@ _NOT_SECRET_WORDS = frozenset({
     "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
     "dict", "map", "array", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "off", "on",
+    "read", "write", "read-all", "write-all",  # GitHub Actions' `permissions: id-token: write`
 })
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
@@ -200,6 +202,8 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     words = _name_words(name)
     if not words or "public" in words or "publishable" in words:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
+    if _NOT_A_VALUE_NAMES.intersection(words):
+        return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
     last = words[-1]
     if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
@@ -297,6 +301,13 @@ _NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
 _DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
 _VERSION = re.compile(r"[vV]\d+")
 _FIELD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort"})
+
+
+def _api_key_shaped(value: str) -> bool:
+    """Under a name that only ends in "api" (`MAILGUN_API`), a key is long and machine-made, not a UUID, a
+    commit or SHA-256 digest or a generated name ("payments-svc-7f9c8d6b5-x2kq4"); many keys are 32 hex digits."""
+    return len(value) >= 24 and (_mixed_random(value) or _long_random_word(value)) and not UUID.fullmatch(value) \
+        and not (_HEX_OR_UUID.fullmatch(value) and len(value) in (40, 64)) and not _ID_SHAPE.search(value)
 
 
 def _trim(value: str) -> str:
@@ -473,6 +484,12 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
+        if ending.group("word") == "api" and not _api_key_shaped(value):
+            continue  # `rest_api = "a1b2c3d4e5"`, `graph_api: <uuid>`, `backend_api: orders-api-5d8f7c9b6-hx2lp`
+        if separator.strip() == ":" and (_LABEL.fullmatch(value) or ending.group("word") == "secret"
+                                          and name.islower() and "-" in name and _OBJECT_NAME.fullmatch(value)):
+            continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'open sesame'` is a
+            # passphrase); an annotation's `auth-secret: basic-auth` names a Kubernetes Secret
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
         if not separator and not gap.group("close") and not gap.group("attr"):
@@ -532,6 +549,8 @@ _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
+_OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
+_LABEL = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
 _ARN_BEFORE = re.compile(r"arn:[\w.-]+:[\w.-]+:[\w.-]*:\d*:(?:[\w./-]+[:/])?$")
 # A parameter's default: the shell's `${POSTGRES_PASSWORD:-…}`, `${DB_PASSWORD:=…}`, Spring's
 # `${spring.rabbitmq.password:…}`.
@@ -543,7 +562,9 @@ _FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
 # `config.get('password', '…')`, `ENV.fetch("PASSWORD", "…")`; not `__('Password', 'text-domain')`.
 _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
                           r"[ \t]*\([ \t]*[\"']$")
-_CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)")
+_CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)"
+                            # a generator given a length: `secrets.token_urlsafe(32)`, `random_string(16)`
+                            r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*)\(\d{1,4}\)")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -831,12 +852,14 @@ def find_passwords(text: str) -> Iterator[Range]:
 _TELEGRAM = re.compile(r":(?<=\d:)([A-Za-z0-9_-]{35})(?![\w-])")
 _BOT_ID = re.compile(r"(?:(?<=bot)|(?<![\w]))\d{8,10}$")
 # A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
-# shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys.
+# shape of a pasted key. Names that announce a digest or an id (commit, sha, hash, build) are not keys, nor
+# values with a word between joiners (a pod's name, "orders-api-5d8f7c9b6-hx2lp").
 _NAME_VALUE_LINE = re.compile(
     r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
     re.MULTILINE,
 )
 _HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
+_JOINED_WORD = re.compile(r"(?:^|[-_])(?=[a-z]*[g-z])[a-z]{4,}(?:$|[-_])")
 _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
                            "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",
                            "tag", "branch", "image", "container", "node", "task", "job", "run", "trace", "span",
@@ -903,7 +926,7 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
         letters = sum(c.isalpha() for c in value[:PROBE])
         digits = sum(c.isdigit() for c in value[:PROBE])
         if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
-                and not _HEX_OR_UUID.fullmatch(value) and not _worded(value)):
+                and not _HEX_OR_UUID.fullmatch(value) and not _worded(value) and not _JOINED_WORD.search(value)):
             yield match.span(2)
 
 
