@@ -647,3 +647,8 @@ def test_a_random_value_under_a_name_ending_in_api_is_redacted_and_a_version_is_
                  "GRAPH_API=00000003-0000-0000-c000-000000000000", 'build_api = "3f9a2c1e7b8d4f6a0c5e9b2d1a8f7e6c3b4d5a6f"',
                  'payment_api = "payments-svc-7f9c8d6b5-x2kq4"'):
         assert mask(text) == text
+
+
+def test_a_long_log_of_api_paths_does_not_hide_a_password_after_it():
+    text = "GET /api/v1/users 200\n" * 1000 + "password=Xk9#mP2qLz\n"
+    assert "Xk9#mP2qLz" not in mask(text)

@@ -116,10 +116,11 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 # A qualifier of environment, version or index may follow the word (API_KEY_PROD, SECRET_KEY_BASE,
-# DB_PASSWORD_2); the name is judged by the word before it.
+# DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
+# (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
 _NAME_END = re.compile(
     r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
-    r"api_key|api|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
+    r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root))?"
@@ -150,10 +151,9 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
-# function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`, Helm's `| default`), XML `>` or `" value="`, spaces, or a
-# newline (a YAML block `|` or
-# `>`, a pasted header), a YAML tag (`!!binary`); quotes may be escaped (`\"token\": \"…\"`, JSON inside a
-# string). Matched on the lower-cased copy.
+# function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`, Helm's `| default`), XML `>` or
+# `" value="`, spaces, or a newline (a YAML block `|` or `>`, a pasted header), a YAML tag (`!!binary`);
+# quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
     r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|\?:|\?\?|\|\||\|[ \t]*default|[:=]|,|\()?[ \t]*"
@@ -470,7 +470,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         if named is None:
             continue
         name, name_start = named
-        if text.startswith("${", max(0, name_start - 2)) or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start):
+        if text.startswith("${", max(0, name_start - 2)) \
+                or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength:
