@@ -142,7 +142,7 @@ _NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
-_NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy", "existing"})
+_NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -202,7 +202,7 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     words = _name_words(name)
     if not words or "public" in words or "publishable" in words:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
-    if _NOT_A_VALUE_NAMES.intersection(words):
+    if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
     last = words[-1]
     if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
