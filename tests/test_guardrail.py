@@ -593,7 +593,6 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     "- name: DB_PASSWORD\n  value: vault:secret/data/mysql#password",
     '- name: DB_PASSWORD\n  value: "gcp:secretmanager:projects/acme/secrets/db-password/versions/latest"',
     '- name: DB_PASSWORD\n  value: "#{DB_PASSWORD}#"',
-    "  value = random_password.db2.result",
     "- name: SKIP_PASS\n  value: lint-2",
     "- name: PWD\n  value: workspace/app-2",
     "_e( 'Password', 'ultimate-member-2' )",
@@ -630,7 +629,7 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     '{"password": "Mot de passe", "password_confirm": "Confirmer le mot de passe"}',
     "backend: orders-api-5d8f7c9b6-hx2lp",
 ])
-def test_a_password_name_beside_a_field_name_a_word_or_a_reference_redacts_nothing(text):
+def test_a_credential_name_beside_a_field_name_a_label_a_reference_or_an_id_redacts_nothing(text):
     assert mask(text) == text
 
 
