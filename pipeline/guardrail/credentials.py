@@ -150,13 +150,16 @@ _NAME_MAX = 80
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
+# Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
+# `{{ .Values.password | default "…" }}`.
+_FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
 # Between the name and the value: `=`, `:`, `:=`, `=>`, `->`, make's and PHP's `::=`, `?=`, `+=`, `.=`, a
 # function's argument list `('X', '…')`, a fallback (`?:`, `??`, `||`, Helm's `| default`), XML `>` or
 # `" value="`, spaces, or a newline (a YAML block `|` or `>`, a pasted header), a YAML tag (`!!binary`);
 # quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|\?:|\?\?|\|\||\|[ \t]*default|[:=]|,|\()?[ \t]*"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|" + _FALLBACK.pattern + r"|[:=]|,|\()?[ \t]*"
     r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
@@ -286,7 +289,7 @@ def _password_shaped(value: str, name: str) -> bool:
 def _names_a_field(value: str) -> bool:
     """A form field's name or a control's id: "password1", "txtPassword2", "pwdConfirm1"."""
     words = [word.rstrip(string.digits) for word in _name_words(value)]
-    return bool(_FIELD_WORDS.intersection(words)) and (len(words) > 1 or value[-1].isdigit())
+    return bool(_PASSWORD_WORDS.intersection(words)) and (len(words) > 1 or value[-1].isdigit())
 
 
 def _alphanumeric(text: str) -> str:
@@ -300,7 +303,6 @@ _ALGORITHM = re.compile(r"(?i:(?:sha|md|hs|rs|es|ps|crc)-?\d+\w*|sha\d-\d+|argon
 _NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
 _DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
 _VERSION = re.compile(r"[vV]\d+")
-_FIELD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort"})
 
 
 def _api_key_shaped(value: str) -> bool:
@@ -556,9 +558,6 @@ _ARN_BEFORE = re.compile(r"arn:[\w.-]+:[\w.-]+:[\w.-]*:\d*:(?:[\w./-]+[:/])?$")
 # A parameter's default: the shell's `${POSTGRES_PASSWORD:-…}`, `${DB_PASSWORD:=…}`, Spring's
 # `${spring.rabbitmq.password:…}`.
 _SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}+)(?::[-=]?|[-=])(?P<value>[^}\s\"'$]{1,300}+)\}")
-# Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
-# `{{ .Values.password | default "…" }}`.
-_FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
 # A call that reads a setting, its second argument the default: `os.getenv("DB_PASSWORD", "…")`,
 # `config.get('password', '…')`, `ENV.fetch("PASSWORD", "…")`; not `__('Password', 'text-domain')`.
 _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
