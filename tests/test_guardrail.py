@@ -653,3 +653,52 @@ def test_a_random_value_under_a_name_ending_in_api_is_redacted_and_a_version_is_
 def test_a_long_log_of_api_paths_does_not_hide_a_password_after_it():
     text = "GET /api/v1/users 200\n" * 1000 + "password=Xk9#mP2qLz\n"
     assert "Xk9#mP2qLz" not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The wifi password for the lab is Sunflower88.",
+    "the password of the demo account is hunter2024",
+    "Login: qa_admin / Sunflower88",
+    "username/password = test01 / Sunflower88",
+    "Sign in as admin/Sunflower88! and open the report.",
+    "| password | Sunflower88 |",
+    "||Password|Sunflower88|",
+    "|| User || Password ||\n| admin | Sunflower88 |",
+    "| User | Password |\n|---|---|\n| qa | `Sunflower88` |",
+    "|| Setting || Value ||\n| DB_PASSWORD | {{Sunflower88}} |",
+])
+def test_a_chosen_password_in_a_sentence_a_login_pair_or_a_table_is_redacted(text):
+    masked = mask(text)
+    assert "Sunflower" not in masked and "hunter2024" not in masked and "[REDACTED:password]" in masked
+
+
+@pytest.mark.parametrize("text", [
+    "The password policy is NIST800-63.",
+    "The password hash algorithm is argon2id.",
+    "The password field is txtPassword1.",
+    "login / signup page is broken",
+    "login page/settings2 returns 404",
+    "login with sso/okta2020 fails",
+    "see account settings/profile2",
+    "|| Field || Type ||\n| password | string |\n| token | uuid4x1 |",
+    "| Key | Default |\n|---|---|\n| password.min.length | 8 |\n| db.password | ${DB_PASSWORD} |",
+    "| password | Required, 12 characters or more |",
+    "reporter_id = 'jdoe'",
+    "https://firstname.lastname2019@bitbucket.org/acme/app.git",
+])
+def test_a_sentence_path_or_table_that_only_names_a_password_redacts_nothing(text):
+    assert mask(text) == text
+
+
+def test_a_token_given_as_a_url_user_is_redacted():
+    key, token = _random_token(32).lower(), _random_token(40)
+    masked = mask(f"SENTRY_DSN=https://{key}@o123456.ingest.sentry.io/789\n"
+                  f"git clone https://{token}@github.com/acme/repo.git")
+    assert key[:8] not in masked and token[:8] not in masked
+    assert "o123456.ingest.sentry.io/789" in masked and "github.com/acme/repo.git" in masked
+
+
+def test_published_vendor_formats_without_a_name_are_redacted():
+    masked = mask("app: sq0idp-hvrcdJIftSJcrQ8C7Pcgbd\nbox office: sk_1234_123456_9f2c4e1a7b3d5f60718293a4b5c6d7e8\n"
+                  "  CC_TEST_REPORTER_ID: 945dfb58a832d233a3caeb84e3e6d3be212e8c7abcb48117fce63b9adcb43647")
+    assert "hvrcdJIf" not in masked and "9f2c4e1a" not in masked and "945dfb58" not in masked

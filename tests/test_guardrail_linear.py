@@ -34,6 +34,8 @@ UNITS = [
     "the api key for the staging server is ", "token is ", "aB3xY9kL2mN8pQ4rT5.", "ffio-u-aB3xY9kL2mN8pQ4rT5vW ",
     "- name: A_TOKEN\n  value: ", "<name>a.password</name><value>", "--name a_password --value ", "sha512-",
     "-----BEGIN PUBLIC KEY-----\n", "ssh-rsa ", "asdfasdf",
+    "|", "|| ", "| password | Xk3fj29dk |\n", "||User||Password||\n", "|---", "login: a / ", "a/",
+    "https://aB3xY9kL2mN8pQ4rT5vWxyz@", "the password is ",
 ]
 
 

@@ -121,7 +121,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 _NAME_END = re.compile(
     r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client_id|tenant_id|clientid|tenantid|pat|login)"
+    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root))?"
     r"(?![a-z0-9])"
@@ -131,7 +131,8 @@ _NAME_END = re.compile(
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
-                           "pword", "secret", "token", "apikey", "credential", "credentials", "creds"})
+                           "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
+                           "test_reporter_id"})  # Code Climate's test reporter id uploads coverage as the repository
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
@@ -575,6 +576,9 @@ _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{1
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 # The user may be empty: `redis://:secret@cache:6379`.
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/\"]{1,300})@")
+# A URL whose user is a token and that has no password: Sentry's DSN (`https://<key>@o1.ingest.sentry.io/2`), a
+# clone URL (`https://<token>@github.com/…`).
+_URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
@@ -636,6 +640,12 @@ _PROSE_KEY = re.compile(
 # something else the sentence names first.
 _OWNED_BY = re.compile(r"\b(?:of|for|that|by|from|with|in|on|to)(?: [a-z0-9]{1,12}){0,3} $")
 _PROSE_KEY_MIN = 16
+# A test account given as "user / password" after a word that says so: "Login: admin / Admin@123",
+# "credentials qa_user/Qa2024!", "username/password = test01 / Test@2024". Lower-cased.
+_LOGIN_PAIR = re.compile(
+    r"\b(?:log ?in|sign ?in|credentials?|creds|(?:user(?:name)?|login)[ \t]*/[ \t]*(?:password|passwd|pass|pwd|pw))"
+    r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*)[\"'`]?([^\s\"'`]{6,64}+)"
+)
 # Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
 # between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
 _ID_SHAPE = re.compile(r"[:|#/]|(?:^|[-_])[a-z]{4,}(?:$|[-_])|^0x", re.IGNORECASE)
@@ -746,6 +756,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
+    yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
         strength = _credential_name(match.group("name"))
         if strength and _machine_made_setting(match.group("value"), match.group("name"), strength):
@@ -776,6 +787,10 @@ def find_passwords(text: str) -> Iterator[Range]:
         end = match.start(1) + len(password)
         if not _is_placeholder(password):
             yield match.start(1), end
+    for match in capped(_URL_TOKEN_USER.finditer(text) if "@" in text else ()):
+        user = match.group(1)
+        if (_mixed_random(user) or _long_random_word(user)) and "." not in user and not _is_placeholder(user):
+            yield match.span(1)
     for match in capped(_CLI_USER.finditer(text)):
         user, password = match.group(1), match.group(2)
         if not password:
@@ -803,9 +818,16 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(group)
     for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
-        if _mixed_random(value) and not pronounceable(value) and "://" not in value and not _FILE_PATH.fullmatch(value) \
-                and not _is_placeholder(value):
+        # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
+        if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
+                and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
+    for match in capped(_LOGIN_PAIR.finditer(lowered) if "/" in lowered else ()):
+        value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
+        # Written close (`sso/okta2020`) it may be a path: then only a strong password's shape counts.
+        spaced = match.group("slash") != "/"
+        if _password_shaped(value, "password") and (spaced or _looks_random(value)) and not _is_placeholder(value):
+            yield match.start(2), match.start(2) + len(value)
     for match in capped(_PROSE_KEY.finditer(lowered) if "key" in lowered or "token" in lowered
                         or "secret" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
@@ -846,6 +868,70 @@ def find_passwords(text: str) -> Iterator[Range]:
             if pair.end() == position or not text.startswith(";", pair.end(1)):
                 break
             position = pair.end()
+
+
+# A table of test accounts: a column headed by a credential's name (Jira's `|| User || Password ||`, markdown's
+# `| user | password |` over `|---|---|`), or a row that names the credential in one cell and gives it in the
+# next (`| password | Hunter2024 |`).
+_TABLE_LINE = re.compile(r"^[ \t]*\|[^\n]*", re.MULTILINE)
+_TABLE_CELL = re.compile(r"[^|]+")
+_MARKDOWN_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}")
+_JIRA_HEADER = re.compile(r"[ \t]*+\|\|(?:[^|]*+\|\|)*+[^|]*+$")
+_CELL_MARKUP = re.compile(r"(?:\{\{|`|\*)?(.*?)(?:\}\}|`|\*)?$")
+_MAX_CELLS = 32
+_VALUE_HEADERS = frozenset({"value", "values", "setting", "wert", "valeur", "valor"})
+
+
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the cells of the table line text[start:end], without their padding."""
+    cells = []
+    for cell in capped(_TABLE_CELL.finditer(text, start, end), _MAX_CELLS):
+        left, right = cell.span()
+        while left < right and text[left].isspace():
+            left += 1
+        while right > left and text[right - 1].isspace():
+            right -= 1
+        cells.append((left, right))
+    return cells
+
+
+def _table_secret(text: str, cell: tuple[int, int], name: str) -> Range | None:
+    inner = _CELL_MARKUP.match(text, *cell)
+    assert inner is not None  # every part of the pattern but the lazy middle is optional
+    value = inner.group(1)
+    if value and not any(c.isspace() for c in value) and (_password_shaped(value, name) or _stored_secret(value)) \
+            and not _is_placeholder(value):
+        return inner.span(1)
+    return None
+
+
+def find_table_credentials(text: str) -> Iterator[Range]:
+    if "|" not in text:
+        return
+    columns: dict[int, str] = {}
+    value_columns: set[int] | None = None  # None: no header, any cell may give the value its left cell names
+    previous_end = -2
+    for line in capped(_TABLE_LINE.finditer(text)):
+        if line.start() > previous_end + 1:
+            columns, value_columns = {}, None  # a line that is not a table's ends the table
+        previous_end = line.end()
+        cells = _cells(text, *line.span())
+        names = [text[start:end] if end - start <= _NAME_MAX else "" for start, end in cells]
+        if _JIRA_HEADER.match(line.group()) or _MARKDOWN_RULE.match(text, line.end() + 1):
+            columns = {index: name for index, name in enumerate(names) if _credential_name(name) == 2}
+            # Under a header only a "Value" column gives the value of the name beside it: in `| Field | Type |`
+            # the cell after "token" is its type.
+            value_columns = {index for index, name in enumerate(names) if name.lower().strip("*") in _VALUE_HEADERS}
+            continue
+        if _MARKDOWN_RULE.match(line.group()):
+            continue
+        for index, cell in enumerate(cells):
+            name = columns.get(index)
+            if name is None and index and (value_columns is None or index in value_columns) \
+                    and _credential_name(names[index - 1]) == 2:
+                name = names[index - 1]
+            if name and (found := _table_secret(text, cell, name)) is not None:
+                yield found
 
 
 # Telegram bot token: the bot id, a colon and 35 url-safe characters.

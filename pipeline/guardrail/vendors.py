@@ -254,6 +254,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Paystack key", "sk_live_", B62, 20, 255),
     Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
     Format("Square OAuth secret", "sq0csp-", URLSAFE, 43, 43),
+    Format("Square application id", "sq0idp-", B62, 22, 22),
     Format("Square token", "EAAA", URLSAFE, 60, 60),
     Format("Paddle key", "pdl_live_apikey_", B62_, 53, 53),
     Format("Paddle sandbox key", "pdl_sdbx_apikey_", B62_, 53, 53),
@@ -395,6 +396,8 @@ _SHAPED = (
     re.compile(r"[A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}(?:[A-Za-z0-9]{2}==)?"
                r"(?![A-Za-z0-9+/=_-])"),
     re.compile(r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])"),
+    # Ticket Tailor's key: "sk_", the box office's number and id, and 32 hexadecimal digits.
+    re.compile(r"sk_[0-9]{4}_[0-9]{6}_[0-9a-f]{32,40}(?![A-Za-z0-9_])"),
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
 )
 # Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "@" in the
