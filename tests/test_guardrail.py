@@ -702,3 +702,66 @@ def test_published_vendor_formats_without_a_name_are_redacted():
     masked = mask("app: sq0idp-hvrcdJIftSJcrQ8C7Pcgbd\nbox office: sk_1234_123456_9f2c4e1a7b3d5f60718293a4b5c6d7e8\n"
                   "  CC_TEST_REPORTER_ID: 945dfb58a832d233a3caeb84e3e6d3be212e8c7abcb48117fce63b9adcb43647")
     assert "hvrcdJIf" not in masked and "9f2c4e1a" not in masked and "945dfb58" not in masked
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("FROM alpine\nENV ARTEMIS_PASSWORD artemis\n", "artemis"),
+    ('"secretValue": "Sunflower88"', "Sunflower88"),
+    ('let password: String! = "Sunflower88"', "Sunflower88"),
+    ('val token: String? = "Sunflower88"', "Sunflower88"),
+    ("      password: root  # staging", "root"),
+    ("our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",
+     "11BDEDMGI0smHeY1"),
+])
+def test_a_secret_in_a_dockerfile_a_typed_declaration_a_comment_or_glued_to_a_word_is_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+def test_a_teams_webhook_is_redacted_as_a_whole_url_as_slack_s_is():
+    masked = mask("hook: https://acme.webhook.office.com/webhookb2/7aa49aa6-7840-443d-806c-08ebe8f59966@c662313f-14fc-"
+                  "43a2-9a7a-d2e27f4f3478/IncomingWebhook/8592f62b50cf41b9b93ba0c0a00a0b88/eff4cd58-1bb8-4899-94de-795f656b4a18")
+    assert masked.startswith("hook: [REDACTED:") and "webhook.office.com" not in masked
+
+
+def test_the_private_lines_of_a_putty_key_are_one_private_key():
+    text = ("PuTTY-User-Key-File-2: ssh-rsa\nPublic-Lines: 1\nAAAAB3NzaC1yc2EAAAABJQAAAQEAqAqCgv1dG\nPrivate-Lines: 2\n"
+            "AAABAGz/5fQZ9zSxbIzamCW6YYutTXgo9aaZw1kauv3C\nDNL7tws5i6JPD3u4/O89O3bUSx9B0IdfO\n"
+            "Private-MAC: 8d9cbf92b0e8f23309a9ebea525aae27d4fdbbdd")
+    masked = mask(text)
+    assert masked.endswith("Private-Lines: 2\n[REDACTED:private_key]") and "Public-Lines: 1" in masked
+
+
+@pytest.mark.parametrize("text", [
+    'resource "google_secret_manager_secret" "secret-basic" {',
+    'data "azurerm_key_vault_secret" "LinuxVmPassword" {',
+    "secret = \"somesecretid\"",
+    "encryption_key: 'arn:aws:kms:{{ aws_region }}:{{ aws_account_id }}:alias/aws/s3'",
+    "Resource: !Sub arn:aws:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:AthenaJdbcFederation*",
+    "MasterUserPassword: '{{resolve:secretsmanager:prod/db/credentials:SecretString:password}}'",
+    "      db_password: !vault |\n        $ANSIBLE_VAULT;1.1;AES256",
+    'return {"username": userPass[1], "password": userPass[2]}',
+    "password = ENV['DB_PASS']",
+    "'Slack Token': 'CKV_SECRET_14'",
+    "  passphrase: pass,",
+    "  account_token: PropTypes.string.isRequired,",
+    "APISECRET: api.Secret",
+    'password = "aaaaaaaabbbbbbbb"',
+    "<passphrase>passphrase</passphrase>",
+    "api.appSecret=apiAppSecret",
+    'const val AUTHORIZATION_TOKEN = "Authorization Token",',
+    "IAM_ROLE_STATEMENTS_TOKEN = 'iamRoleStatements'",
+    '"Password": "Lösenord"',
+    '"password": "L&#246;senord"',
+    "fetch(url, { credentials: 'same-origin' })",
+    "DB_PASSWORD : $db.password",
+    "Data Source=crm;User Id=@user;password=@password",
+    "kubectl get secret db -o jsonpath='{.data.password}'",
+    "access-token: '{.credential.oauth_access_token}'",
+])
+def test_a_reference_a_label_a_tag_or_the_name_said_again_is_not_a_secret(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", ["MYSQL_ROOT_PASSWORD=rootroot", 'keyPassword="keypass"', "JWT_SECRET=super-secret-key"])
+def test_a_word_taken_from_the_name_is_still_a_password(text):
+    assert "[REDACTED:password]" in mask(text)

@@ -30,11 +30,14 @@ _AWS_KEY_ID = re.compile(r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|
 # Matched on the lower-cased copy: the 40-character secret is base64, so its offsets are all we take.
 _AWS_SECRET = re.compile(r"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[:=][ \t]*[\"']?([a-z0-9/+=]{40})"
                          r"(?![a-z0-9/+=])")
-_GITHUB = re.compile(r"g(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{20,255}|ithub_pat_[A-Za-z0-9_]{22,255})"
+_GITHUB = re.compile(r"g(?:(?<![A-Za-z0-9_]g)h[pousr]_[A-Za-z0-9]{20,255}|ithub_pat_[A-Za-z0-9_]{22,255})"
                      r"(?![A-Za-z0-9_])")
 _GITLAB = re.compile(r"glpat-(?<![\w-]glpat-)[A-Za-z0-9_-]{20,}")
 _SLACK_TOKEN = re.compile(r"xox(?<![\w-]xox)[abprs]-[A-Za-z0-9-]{10,}")
 _SLACK_WEBHOOK = re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")
+# A Microsoft Teams incoming webhook, like Slack's a credential as a whole URL: whoever holds it posts to the channel.
+_TEAMS_WEBHOOK = re.compile(r"https://(?:[\w-]{1,100}+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+                            r"/[\w@/-]{20,500}+")
 _ANTHROPIC = re.compile(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}")
 _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -48,6 +51,9 @@ _PEM = re.compile(
     r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----(?:[A-Za-z0-9+/=\s:,.()\\\"'`_]|-(?!----))*+"
     r"(?:-----END [A-Z0-9 ]{1,40}-----)?"
 )
+# A PuTTY key file (.ppk): its private lines and the MAC over them; the public lines before them are published.
+_PUTTY_PRIVATE = re.compile(r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n(?P<body>(?:[ \t]*[A-Za-z0-9+/=]{4,200}+[ \t]*\r?\n){1,400}+"
+                            r"(?:[ \t]*Private-MAC:[ \t]*[0-9a-fA-F]{20,128})?)")
 _PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
 PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
                  "EC PARAMETERS")
@@ -97,6 +103,8 @@ def find_jwt(text: str) -> Iterator[Range]:
 
 
 def find_private_keys(text: str) -> Iterator[Range]:
+    for match in _PUTTY_PRIVATE.finditer(text):
+        yield match.span("body")
     for match in _PEM.finditer(text):
         if any(word in match.group("label") for word in PUBLIC_ARMOUR):
             continue
@@ -151,6 +159,13 @@ _NAME_MAX = 80
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
+# A declared type between a variable and its value: Swift's `let password: String! = "…"`, Kotlin's
+# `val token: String? = "…"`, TypeScript's `const secret: string = '…'`. Lower-cased.
+_TYPE_ANNOTATION = r":[ \t]*[a-z_][\w.]{0,40}+(?:<[\w ,.?]{0,60}+>)?[?!]?(?:\[\])?[ \t]*=(?![=>])"
+# A Dockerfile's `ENV NAME value`, its older form of `ENV NAME=value`.
+_DOCKER_ENV = re.compile(r"[ \t]*ENV[ \t]+[A-Za-z_][\w.-]*")
+# "secretValue", "token_value": the credential itself, not one of several numbered or staged ones.
+_ITS_VALUE = re.compile(r"[_.-]?value")
 # Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
 # `{{ .Values.password | default "…" }}`.
 _FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
@@ -160,7 +175,8 @@ _FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
 # quotes may be escaped (`\"token\": \"…\"`, JSON inside a string). Matched on the lower-cased copy.
 _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
-    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|" + _FALLBACK.pattern + r"|[:=]|,|\()?[ \t]*"
+    r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|" + _FALLBACK.pattern + r"|(?P<typed>" + _TYPE_ANNOTATION
+    + r")|[:=]|,|\()?[ \t]*"
     r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
@@ -168,10 +184,10 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:/\S*)?|#\{[^}]*\}|\{\{.*\}\}|\{[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
-    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)"
+    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
 )
 # Words that mark a value as made up for documentation or tests, wherever they stand in it.
 _PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|placeholder|changeme|change_me|notareal|not_a_real|"
@@ -187,11 +203,12 @@ _NOT_SECRET_WORDS = frozenset({
     "dict", "map", "array", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "off", "on",
     "read", "write", "read-all", "write-all",  # GitHub Actions' `permissions: id-token: write`
+    "include", "omit", "same-origin", "use-credentials", "anonymous",  # fetch's and CORS's `credentials` modes
 })
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
-_VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])")
+_VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])|[ \t]+#[ \t]")
 _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
 
 
@@ -293,6 +310,25 @@ def _names_a_field(value: str) -> bool:
     return bool(_PASSWORD_WORDS.intersection(words)) and (len(words) > 1 or value[-1].isdigit())
 
 
+def _echoes_name(value: str, name: str) -> bool:
+    """The value says its name again: `<passphrase>passphrase</passphrase>`, `api.appSecret=apiAppSecret`,
+    `AUTHORIZATION_TOKEN = "Authorization Token"`, `IAM_ROLE_STATEMENTS_TOKEN = 'iamRoleStatements'`. A single
+    word taken from the name is a value (`MYSQL_ROOT_PASSWORD=root`, `keyPassword="keypass"`)."""
+    probe = _alphanumeric(value[:PROBE]).lower()
+    whole = _alphanumeric(name).lower()
+    return len(probe) >= 4 and (probe == whole or probe in whole and len(_name_words(value[:PROBE])) > 1)
+
+
+def _translated_label(value: str) -> bool:
+    """A translation file's label for the field: "Lösenord", "L&#246;senord", "密码". A password is typed on
+    any keyboard; one without a digit in letters outside ASCII is a word of a language."""
+    probe = value[:PROBE]
+    if "&#" in probe:
+        return True
+    return any(c.isalpha() and not c.isascii() for c in probe) and not any(c in string.digits for c in probe)
+
+
+
 def _alphanumeric(text: str) -> str:
     return "".join(c for c in text if c.isalnum())
 
@@ -346,6 +382,8 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
         return True  # a header in a quoted argument: `-H "Token: 3fea6af1349166ea"`
     if not _VALUE_END.match(text, end):
         return False  # more words follow: "Password: must contain a digit"
+    if text.startswith(",", end) and value.isalpha():
+        return False  # a variable in an object literal: `passphrase: pass,`
     # Bounded look-back: the lead of a config line is short, and a text of many names must stay linear.
     floor = max(0, name_start - 200)
     line_start = text.rfind("\n", floor, name_start) + 1 or floor
@@ -400,14 +438,17 @@ _SYMBOLS = frozenset(string.punctuation + " \t•")
 # A value that is itself a credential's name reads another setting: `password = var.db_password`,
 # `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
 _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
-                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)|api-key"
+                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)(?:_\d{1,3})?|api-key"
                         # a variable or a field, qualified or snake_case, without digits: `"password": new_password`,
                         # `apiKey: this.apiKey` (`compl3xPwd`, `superSecretPassword` are values)
-                        r"|(?:[A-Za-z_$][\w$]*\.)+[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*(?:Password|Passwd|Pwd|Secret|Token|Key)"
+                        r"|(?:[A-Za-z_$][\w$]*\.)+(?:[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*)?(?:Password|Passwd|Pwd|Secret|Token|Key)"
                         r"|[a-z][a-z]*(?:_[a-z]+)*_(?:password|passwd|pwd|secret|token|key)"
                         r"|(?:this|self)\.\w+"
-                        # Terraform's and Ansible's references (`random_password.db2.result`), Razor's `@Model.X`
-                        r"|[a-z_][a-z_]*\d{0,2}(?:\.[a-z_][a-z_]*\d{0,2}){2,}|@[A-Za-z_]\w*(?:\.\w+)+"
+                        # Terraform's and Ansible's references (`random_password.db2.result`), a property path
+                        # (`PropTypes.string.isRequired`), Razor's `@Model.X`
+                        r"|[A-Za-z_][A-Za-z_]*\d{0,2}(?:\.[A-Za-z_][A-Za-z_]*\d{0,2}){2,}|@[A-Za-z_]\w*(?:\.\w+)+"
+                        # an element of a list or a map: `userPass[2]`, `params[:password]`, `ENV['DB_PASS']`
+                        r"|[A-Za-z_$][\w$.]*(?:\[[^\]\s]{1,40}\])+"
                         # a validation rule list: `required|string|min:8|confirmed`
                         r"|[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?)+")
 
@@ -428,6 +469,8 @@ def _is_placeholder(value: str) -> bool:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
+    if len(value) >= 12 and sum(a != b for a, b in zip(value, value[1:])) <= 3:
+        return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     return "[REDACTED:" in value or "[REMOVED:" in value
 
 
@@ -444,6 +487,10 @@ def find_named_values(text: str) -> Iterator[Range]:
         if gap.group("block"):
             # `token: |` ⏎ value: the marker says the value follows, so it is judged as `token: value`.
             separator = lowered[gap.start("sep"):gap.start("block")]
+        elif gap.group("typed") or separator and separator.isspace() and "\n" not in separator \
+                and _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - _NAME_MAX), ending.start()) + 1,
+                                          ending.end()):
+            separator = "="  # `let password: String = "…"` and a Dockerfile's `ENV DB_PASSWORD secret` assign
         value_start = gap.end()
         if value_start >= len(text):
             continue
@@ -465,22 +512,25 @@ def find_named_values(text: str) -> Iterator[Range]:
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
-        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE]:
+        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE] or value.startswith("arn:") \
+                or _YAML_TAG.fullmatch(value):
             continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
-            # found by `_URL_USERINFO`)
+            # found by `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`)
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
         named = _name_before(text, ending.end("word"))
         if named is None:
             continue
         name, name_start = named
         if text.startswith("${", max(0, name_start - 2)) \
-                or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None:
+                or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
+                or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
-        if not strength:
+        if not strength or _echoes_name(value, name) or _translated_label(value):
             continue
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
-        if ending.end() != ending.end("word") and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
+        qualified = ending.end() != ending.end("word") and not _ITS_VALUE.fullmatch(lowered, ending.end("word"), ending.end())
+        if qualified and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
                 and not (assigned and ending.group("word") in _PASSWORD_WORDS and " " not in value
                          and (_password_shaped(value, text[name_start:ending.end()])
                               or quoted_match is not None and _looks_random(value) and not _worded(value)
@@ -555,7 +605,13 @@ _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _LABEL = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
-_ARN_BEFORE = re.compile(r"arn:[\w.-]+:[\w.-]+:[\w.-]*:\d*:(?:[\w./-]+[:/])?$")
+_ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
+                         r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
+# CloudFormation's dynamic reference (`{{resolve:secretsmanager:prod/db:SecretString:password}}`) names where a
+# secret is kept; a Terraform block's labels (`resource "google_secret_manager_secret" "db-secret"`) name objects.
+_NOT_A_SETTING_BEFORE = re.compile(r"\{\{resolve:[^}\n]{0,160}+$|\b(?:resource|data)[ \t]+\"$")
+_YAML_TAG = re.compile(r"!(?i:vault|ref|sub|getatt|importvalue|join|select|split|findinmap|base64|cidr|if|env|include|"
+                       r"reference|secret|unsafe|encrypted/pkcs1-oaep)")
 # A parameter's default: the shell's `${POSTGRES_PASSWORD:-…}`, `${DB_PASSWORD:=…}`, Spring's
 # `${spring.rabbitmq.password:…}`.
 _SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}+)(?::[-=]?|[-=])(?P<value>[^}\s\"'$]{1,300}+)\}")
@@ -748,6 +804,7 @@ def _stored_secret(value: str) -> bool:
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
+    yield from _spans(_TEAMS_WEBHOOK, text)
     for match in capped(_NETRC.finditer(text)):
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
