@@ -765,3 +765,25 @@ def test_a_reference_a_label_a_tag_or_the_name_said_again_is_not_a_secret(text):
 @pytest.mark.parametrize("text", ["MYSQL_ROOT_PASSWORD=rootroot", 'keyPassword="keypass"', "JWT_SECRET=super-secret-key"])
 def test_a_word_taken_from_the_name_is_still_a_password(text):
     assert "[REDACTED:password]" in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    'let password: String = passwordField.text ?? ""',
+    'let token: String = keychain.get("auth_token") ?? ""',
+    "val password: String = BuildConfig.TEST_PASSWORD",
+    "const token: string = await getAccessToken(['repo', 'read:org']);",
+    "|| API Key || Scope ||\n| key_prod_reporting | read:reports |\n| key_ci_readonly2 | read:builds |",
+    "2024-05-12T10:03:09Z INFO login: user=admin / ip=10.2.3.4 / result=FAILED",
+    "Sign in redirect: /login/oauth2/code/google returns 500 after the upgrade.",
+    "git clone https://x-access-token:${GITHUB_TOKEN}@github.com/acme/app.git",
+])
+def test_an_expression_a_key_s_name_a_log_line_or_a_path_near_the_new_forms_is_not_a_secret(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "Creds for the SFTP drop: ftp_partner / Pa55word-Orion",
+    "1. Sign in as qa.lead@acme.test / Lead-QA-7781",
+])
+def test_a_login_pair_after_a_phrase_or_with_a_password_of_joined_words_is_redacted(text):
+    assert "Pa55word" not in mask(text) and "Lead-QA-7781" not in mask(text)

@@ -184,7 +184,7 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:/\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
@@ -491,6 +491,8 @@ def find_named_values(text: str) -> Iterator[Range]:
                 and _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - _NAME_MAX), ending.start()) + 1,
                                           ending.end()):
             separator = "="  # `let password: String = "…"` and a Dockerfile's `ENV DB_PASSWORD secret` assign
+            if gap.group("typed") and not _QUOTED.match(text, gap.end()):
+                continue  # a declaration computes an unquoted value: `let token: String = keychain.get("t") ?? ""`
         value_start = gap.end()
         if value_start >= len(text):
             continue
@@ -700,7 +702,8 @@ _PROSE_KEY_MIN = 16
 # "credentials qa_user/Qa2024!", "username/password = test01 / Test@2024". Lower-cased.
 _LOGIN_PAIR = re.compile(
     r"\b(?:log ?in|sign ?in|credentials?|creds|(?:user(?:name)?|login)[ \t]*/[ \t]*(?:password|passwd|pass|pwd|pw))"
-    r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*)[\"'`]?([^\s\"'`]{6,64}+)"
+    r"(?:[ \t]+(?:for|to|on|of)(?:[ \t]+[^\s:/]{1,30}+){1,4}?)?"
+    r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`=]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*)[\"'`]?([^\s\"'`=/]{6,64}+)"
 )
 # Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
 # between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
@@ -881,9 +884,11 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.start(1), match.start(1) + len(value)
     for match in capped(_LOGIN_PAIR.finditer(lowered) if "/" in lowered else ()):
         value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
-        # Written close (`sso/okta2020`) it may be a path: then only a strong password's shape counts.
-        spaced = match.group("slash") != "/"
-        if _password_shaped(value, "password") and (spaced or _looks_random(value)) and not _is_placeholder(value):
+        # Written close (`sso/okta2020`) it may be a path: then only a strong password's shape counts. Spaced, words
+        # joined with a number count too ("qa.lead@acme.test / Lead-QA-7781").
+        spaced = match.group("slash")[0].isspace() and match.group("slash")[-1].isspace()
+        shaped = _password_shaped(value, "password") or spaced and _looks_random(value) and not _PATH.match(value)
+        if shaped and (spaced or _looks_random(value)) and not _is_placeholder(value):
             yield match.start(2), match.start(2) + len(value)
     for match in capped(_PROSE_KEY.finditer(lowered) if "key" in lowered or "token" in lowered
                         or "secret" in lowered else ()):
@@ -956,8 +961,9 @@ def _table_secret(text: str, cell: tuple[int, int], name: str) -> Range | None:
     inner = _CELL_MARKUP.match(text, *cell)
     assert inner is not None  # every part of the pattern but the lazy middle is optional
     value = inner.group(1)
-    if value and not any(c.isspace() for c in value) and (_password_shaped(value, name) or _stored_secret(value)) \
-            and not _is_placeholder(value):
+    # A chosen password only under a password's name: an "API Key" column may list keys' names (`key_ci_readonly2`).
+    chosen = _name_words(name)[-1] in _PASSWORD_WORDS and _password_shaped(value, name)
+    if value and not any(c.isspace() for c in value) and (chosen or _stored_secret(value)) and not _is_placeholder(value):
         return inner.span(1)
     return None
 
