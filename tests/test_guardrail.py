@@ -787,3 +787,43 @@ def test_an_expression_a_key_s_name_a_log_line_or_a_path_near_the_new_forms_is_n
 ])
 def test_a_login_pair_after_a_phrase_or_with_a_password_of_joined_words_is_redacted(text):
     assert "Pa55word" not in mask(text) and "Lead-QA-7781" not in mask(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("username lena.k and pw is Lena!1987 — I'm seeing duplicate invoices", "Lena!1987"),
+    ("The keystore password is ksR3lease#2022 but the agent's file has a trailing space", "ksR3lease#2022"),
+    ("The password to open it is Ledger_Q3_77 — the import job can't read it", "Ledger_Q3_77"),
+    ("Password for the guest link: Harbor^Lights^9 (valid until 30 June).", "Harbor^Lights^9"),
+    ('    <property name="hibernate.connection.password">Tulip_Orchard_88</property>', "Tulip_Orchard_88"),
+    ('    auth=("jira-bot", "Cobalt#Otter#63"),', "Cobalt#Otter#63"),
+    ('Connection conn = DriverManager.getConnection(\n    "jdbc:mysql://db:3306/crm",\n    "crm_rw",\n'
+     '    "Ginger*Snap*404");', "Ginger*Snap*404"),
+    ("$pdo = new PDO($dsn, 'shop_admin', 'Raspberry_Jam_19', [", "Raspberry_Jam_19"),
+    ("  password:             'ljlm lbou ylrn kppe',", "ljlm lbou ylrn kppe"),
+    ("Driver={ODBC Driver 17};Server=tcp:sql-bi,1433;Uid=bi_reader;Pwd=Sable&Fox&2023;Encrypt=yes;", "Fox&2023"),
+    ("sqlcmd -S tcp:sql-hr,1433 -U sa -P 'Hazel#Nut#1977' -Q \"SELECT 1\"", "Hazel#Nut#1977"),
+    ("ldapsearch -x -H ldaps://dc01 -D 'CN=svc-jira' -w 'Thistle_Dew_64' -b 'DC=corp'", "Thistle_Dew_64"),
+    ("openssl enc -d -aes-256-cbc -in a.enc -out a.csv -pass pass:Nightjar-Moss-27", "Nightjar-Moss-27"),
+    ("mysql -u root -pS3cretPass shop", "S3cretPass"),
+])
+def test_a_password_in_prose_a_client_call_a_connection_string_or_a_tool_s_flag_is_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The Intune policy that sets the kiosk password is KIOSK-POL-07.",
+    "In the access log the user's password was Base64-encoded in the query string.",
+    "mysql -u root -p shop",
+    "mysql -h db -P 3306 -u app shop",
+    'getConnection(url, user, password)',
+    'requests.get(url, auth=("bot", os.environ["BOT_PASSWORD"]))',
+    "Set `OPENAI_API_KEY=sk-...` in your shell before running `make eval`.",
+    "The integration shows API key ****************************a1f3 (last 4 shown).",
+    "Payment intent pi_3PQk2LJxUWC0MjhhO36IEV failed. Customer cus_Q7vR1StkIHOzVC2oKi, charge ch_3PQk2LJxdZZolzk3h4qD2C.",
+])
+def test_a_policy_id_a_prompting_client_a_variable_or_a_masked_cut_or_stripe_object_id_is_not_a_secret(text):
+    assert mask(text) == text
+
+
+def test_the_visible_head_of_a_cut_secret_is_still_redacted():
+    assert "Xk3fj29dkQ7Lp" not in mask("token=Xk3fj29dkQ7Lp...")

@@ -290,8 +290,8 @@ def _password_shaped(value: str, name: str) -> bool:
     ("hardcoded6", "Summer2019", "s3cret!"). Not one: words and labels ("Re-enter", "Kennwort"), the name
     repeated (`PASSWORD_2 = "password2"`), an algorithm ("argon2id", "SHA-256"), a path, a reference or a
     rule (`vault:secret/db#password`, `random_password.db2.result`, `required|min:8`), a charset or key store
-    type ("utf8mb4", "PKCS12"), words joined with a number or a version ("lint-2", "shadow-v2"), a field's
-    name or control id ("password1", "txtPassword2", "pwdConfirm1")."""
+    type ("utf8mb4", "PKCS12"), lower-case words joined with a number or a version ("lint-2", "shadow-v2";
+    "Tulip_Orchard_88" is a passphrase), a field's name or control id ("password1", "txtPassword2", "pwdConfirm1")."""
     if not 6 <= len(value) <= 64 or not value.isascii() or any(c.isspace() for c in value):
         return False
     if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
@@ -299,7 +299,11 @@ def _password_shaped(value: str, name: str) -> bool:
     if _ALGORITHM.fullmatch(value) or _NOT_CHOSEN.search(value) or _DOTTED.fullmatch(value):
         return False
     parts = _JOINED.split(value)
-    if len(parts) > 1 and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
+    words = [part for part in parts if part.isalpha()]
+    # Capitalised words joined with a number are a passphrase ("Tulip_Orchard_88"); lower-case ones a name.
+    passphrase = len(words) > 1 and all(word[0].isupper() and word[1:].islower() for word in words)
+    if len(parts) > 1 and not passphrase \
+            and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
         return False
     return not _names_a_field(value) and _alphanumeric(value).lower() != _alphanumeric(name).lower()
 
@@ -469,6 +473,9 @@ def _is_placeholder(value: str) -> bool:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
+    masked = sum(c in "*•" for c in value)
+    if masked >= 6 and len(value) - masked <= 6:
+        return True  # shown masked but for its last characters: "****************a1f3"
     if len(value) >= 12 and sum(a != b for a, b in zip(value, value[1:])) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     return "[REDACTED:" in value or "[REMOVED:" in value
@@ -515,14 +522,20 @@ def find_named_values(text: str) -> Iterator[Range]:
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
         if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE] or value.startswith("arn:") \
-                or _YAML_TAG.fullmatch(value):
+                or _YAML_TAG.fullmatch(value) or len(value) <= 8 and text.startswith(("...", "…"), end):
             continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
-            # found by `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`)
+            # found by `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`),
+            # a format's prefix cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret)
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
         named = _name_before(text, ending.end("word"))
         if named is None:
             continue
         name, name_start = named
+        if quoted_match is None and text.startswith("&", end) and text.startswith(";", name_start - 1):
+            # In a connection string only ";" ends a value: `Uid=bi;Pwd=Sable&Fox&2023;` (a URL's query uses "&")
+            stop = _CONNECTION_VALUE_END.search(text, end, end + _LONG_VALUE)
+            end = stop.start() if stop else min(len(text), end + _LONG_VALUE)
+            value = text[start:end]
         if text.startswith("${", max(0, name_start - 2)) \
                 or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
                 or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None:
@@ -542,7 +555,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
         if ending.group("word") == "api" and not _api_key_shaped(value):
             continue  # `rest_api = "a1b2c3d4e5"`, `graph_api: <uuid>`, `backend_api: orders-api-5d8f7c9b6-hx2lp`
-        if separator.strip() == ":" and (_LABEL.fullmatch(value) or ending.group("word") == "secret"
+        if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
+                                          or ending.group("word") == "secret"
                                           and name.islower() and "-" in name and _OBJECT_NAME.fullmatch(value)):
             continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'open sesame'` is a
             # passphrase); an annotation's `auth-secret: basic-auth` names a Kubernetes Secret
@@ -607,6 +621,8 @@ _CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _LABEL = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
+# Google's app password: four groups of four small letters ("ljlm lbou ylrn kppe"), no label.
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")
 _ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
                          r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
 # CloudFormation's dynamic reference (`{{resolve:secretsmanager:prod/db:SecretString:password}}`) names where a
@@ -640,6 +656,23 @@ _URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
+_CONNECTION_VALUE_END = re.compile(r"[;\s\"']|$")
+_PROMPTING_CLIENT = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
+# Tools whose password flag is their own: `sqlcmd -P …`, `ldapsearch -w …`, `openssl … -passin pass:…`,
+# `mysql -p…` (glued; a lone `-p` prompts).
+_TOOL_PASSWORD = re.compile(
+    r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
+    r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-]))"
+    r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
+    r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)"
+)
+# A user and a password given to a client as literals: Python's `auth=("bot", "…")` and `HTTPBasicAuth("bot", "…")`,
+# JDBC's `DriverManager.getConnection(url, "user", "…")`, PHP's `new PDO($dsn, 'user', '…')` and mysqli.
+_CREDENTIAL_ARGUMENTS = re.compile(
+    r"(?:\b(?:auth|basic_auth|http_auth)[ \t]*=[ \t]*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth)\(|"
+    r"\b(?:getConnection|mysqli_connect|new[ \t]+(?:PDO|mysqli))[ \t]*\(\s{0,20}+[^,()\n]{1,300}+,)"
+    r"\s{0,20}+(['\"])[^'\"\n]{1,100}+\1\s{0,20}+,\s{0,20}+(['\"])([^'\"\n]{1,300}+)\2"
+)
 
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
@@ -687,7 +720,15 @@ _PROSE_CLAUSE = (
     r"(?: (?:for|of|to|on|in) (?:[^ .,;:!?\n]{1,30} ){0,4}?[^ .,;:!?\n]{1,30})? (?:is|was|is still|=) [\"'`]?"
     r"([^\s\"'`,;()<>]{8,300}?)(?=[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\n)))"
 )
-_PROSE_CREDENTIAL = re.compile(r"\b(?:password|passwd|passphrase|pwd)" + _PROSE_CLAUSE)
+# For a password the sentence may go on ("the keystore password is ksR3lease#2022 but …", "pw: blueOcean!23 —"),
+# and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
+# the clause does not end with the value, only a strong password's shape counts.
+_PROSE_CREDENTIAL = re.compile(
+    r"\b(?:password|passwd|passphrase|pwd|pw)(?: (?:for|of|to|on|in) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
+    r"(?: (?:is|was|is still|=)|:) [\"'`]?([^\s\"'`,;()<>]{8,300}+)"
+)
+_COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}")
+_CLAUSE_END = re.compile(r"[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\r?\n)|[ \t]+[-–—][ \t])")
 # The same sentence naming a key or a token ("the API key for staging is 3f9a…"), by a credential's compound
 # name: a bare "token" or "secret" is as often a page cursor, an idempotency token or a Kubernetes object.
 _PROSE_KEY = re.compile(
@@ -717,6 +758,8 @@ _PAIR_FIELDS = re.compile(
     r"(?:\b(?:name|key|parameterkey|type)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[\w./-]{1,80}+)[\"']?[ \t]*,?[ \t]*\r?\n?"
     r"[ \t]{0,40}+[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*"
     r"|<(?P<tag>name|key)>[ \t]*(?P<xml_name>[\w./-]{1,80}+)[ \t]*</(?P=tag)>\s{0,80}+<value>[ \t]*"
+    # Hibernate's, Spring's and log4j's `<property name="hibernate.connection.password">…</property>`
+    r"|<(?:property|entry|param|setting|add)[ \t]+(?:name|key)=[\"'](?P<element_name>[\w./-]{1,80}+)[\"'][ \t]*>[ \t]*"
     r"|--name[ =][\"']?(?P<flag_name>[\w./-]{1,80}+)[\"']?(?:[ \t]+--?[\w-]{1,40}+(?:[ =][^\s-][^\s]{0,100}+)?){0,3}?[ \t]+--value[ =])"
 )
 _PAIR_VALUE = re.compile(r"\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"'<,}]{1,300}+)")
@@ -767,10 +810,10 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
 
 def find_setting_pairs(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
-    if "value" not in lowered:
+    if "value" not in lowered and "<" not in lowered:
         return
     for match in capped(_PAIR_FIELDS.finditer(lowered)):
-        group = next(g for g in ("name", "xml_name", "flag_name") if match.group(g) is not None)
+        group = next(g for g in ("name", "xml_name", "flag_name", "element_name") if match.group(g) is not None)
         name = text[match.start(group):match.end(group)].rsplit("/", 1)[-1]
         strength = _credential_name(name)
         if not strength:
@@ -866,8 +909,18 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(password):
             yield match.span(2)
     for match in capped(_CLI_PASSWORD.finditer(text)):
+        line_start = text.rfind("\n", max(0, match.start() - 200), match.start()) + 1
+        if text[match.start(1) - 1].isspace() and _PROMPTING_CLIENT.search(text, line_start, match.start()):
+            continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
+    for match in capped(_TOOL_PASSWORD.finditer(text) if "-p" in text or "-w" in text or "-P" in text else ()):
+        group = match.lastindex or 1
+        if not _is_placeholder(match.group(group)):
+            yield match.span(group)
+    for match in capped(_CREDENTIAL_ARGUMENTS.finditer(text) if "(" in text else ()):
+        if not _is_placeholder(match.group(3)):
+            yield match.span(3)
     # Each of these patterns opens with a word alternation the engine tries at every position: looked for only
     # in a text holding the word they need.
     for match in capped(_SQL_IDENTIFIED.finditer(lowered) if "identified" in lowered else ()):
@@ -878,6 +931,9 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(group)
     for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
+        if not _CLAUSE_END.match(text, match.start(1) + len(value)) \
+                and not (_looks_random(value) and not _COMPOUND_ADJECTIVE.fullmatch(value)):
+            continue  # "the password was Base64-encoded in the query string"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):

@@ -83,6 +83,12 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
                   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy")
 
 
+# Stripe's object ids, pasted into every payment bug: a payment intent, customer, charge or event is named, not
+# unlocked, by its id ("pi_3PQk2LJx…", "cus_Q7vR1Stk…"). Its keys (`sk_live_`, `rk_`, `whsec_`) are vendor formats.
+_STRIPE_OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|seti|src|prod|price|acct|cs|cn|dp|du|tr|"
+                               r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}")
+
+
 def find_random_tokens(text: str) -> Iterator[Range]:
     random = judged_once(looks_random)
     for match in capped(_LONG_RUN.finditer(text)):
@@ -94,7 +100,7 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             end -= 1
         if text.startswith(_PUBLIC_BASE64, start):
             continue
-        if end - start < _MIN_LENGTH:
+        if end - start < _MIN_LENGTH or _STRIPE_OBJECT_ID.fullmatch(text, start, end):
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)
