@@ -68,6 +68,8 @@ _REFERENCE_WORDS = frozenset({
     "publishable", "fingerprint", "thumbprint", "correlation", "transaction", "txn", "message", "msg", "event",
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
     "breadcrumb", "breadcrumbs",
+    # "nextPageToken", "continuation token", "endCursor": a position in a listing
+    "page", "pagination", "paging", "continuation", "cursor", "scroll", "sync",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
 })

@@ -35,9 +35,6 @@ _GITHUB = re.compile(r"g(?:(?<![A-Za-z0-9_]g)h[pousr]_[A-Za-z0-9]{20,255}|ithub_
 _GITLAB = re.compile(r"glpat-(?<![\w-]glpat-)[A-Za-z0-9_-]{20,}")
 _SLACK_TOKEN = re.compile(r"xox(?<![\w-]xox)[abprs]-[A-Za-z0-9-]{10,}")
 _SLACK_WEBHOOK = re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")
-# A Microsoft Teams incoming webhook, like Slack's a credential as a whole URL: whoever holds it posts to the channel.
-_TEAMS_WEBHOOK = re.compile(r"https://(?:[\w-]{1,100}+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
-                            r"/[\w@/-]{20,500}+")
 _ANTHROPIC = re.compile(r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}")
 _OPENAI = re.compile(r"sk-(?<![\w-]sk-)(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -152,6 +149,7 @@ _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "d
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
+_CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "resume"})
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -162,6 +160,8 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 # A declared type between a variable and its value: Swift's `let password: String! = "…"`, Kotlin's
 # `val token: String? = "…"`, TypeScript's `const secret: string = '…'`. Lower-cased.
 _TYPE_ANNOTATION = r":[ \t]*[a-z_][\w.]{0,40}+(?:<[\w ,.?]{0,60}+>)?[?!]?(?:\[\])?[ \t]*=(?![=>])"
+# A command line's long option whose value follows after a space: `helm repo add … --password …`.
+_FLAG_BEFORE = re.compile(r"(?:^|[ \t])--(?:[a-z0-9]{1,20}+-){0,4}$")
 # A Dockerfile's `ENV NAME value`, its older form of `ENV NAME=value`.
 _DOCKER_ENV = re.compile(r"[ \t]*ENV[ \t]+[A-Za-z_][\w.-]*")
 # "secretValue", "token_value": the credential itself, not one of several numbered or staged ones.
@@ -184,7 +184,7 @@ _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
+    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@:]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
     r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
@@ -204,6 +204,8 @@ _NOT_SECRET_WORDS = frozenset({
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "off", "on",
     "read", "write", "read-all", "write-all",  # GitHub Actions' `permissions: id-token: write`
     "include", "omit", "same-origin", "use-credentials", "anonymous",  # fetch's and CORS's `credentials` modes
+    "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
+    "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
 })
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
@@ -225,6 +227,8 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
     if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
+    if _CURSOR_WORDS.intersection(words):
+        return 0  # nextPageToken, continuationToken, sync_token: a position in a listing, not a credential
     last = words[-1]
     if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
@@ -469,7 +473,7 @@ def _is_placeholder(value: str) -> bool:
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
-    if _PLACEHOLDER.fullmatch(value) or value.lower() in _NOT_SECRET_WORDS:
+    if _PLACEHOLDER.fullmatch(value) or value.lower().rstrip("!?") in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
@@ -479,6 +483,23 @@ def _is_placeholder(value: str) -> bool:
     if len(value) >= 12 and sum(a != b for a, b in zip(value, value[1:])) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     return "[REDACTED:" in value or "[REMOVED:" in value
+
+
+def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
+    """What stands after a credential's name without being its value: the next flag ("--query=x"; quoted, a
+    generated key may open with "-"), a symbol (":create"), a date, a URL (its password is found by
+    `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`), a format's prefix
+    cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret), a host and its port (`login: db01:5432
+    refused`), a value encrypted by a tool that holds the key (Jasypt's `ENC(…)`, SOPS's `ENC[AES256_GCM,…]`,
+    Jenkins' `{AQAAAB…}`)."""
+    probe = value[:PROBE]
+    if value[0] in "-:" and (not quoted or ":" in probe or not _mixed_random(value)):
+        return True
+    if _DATE_LIKE.fullmatch(value) or "://" in probe or value.startswith(("arn:", "ENC(", "ENC[", "{AQAAAB")):
+        return True
+    if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value):
+        return True
+    return len(value) <= 8 and text.startswith(("...", "…"), end)
 
 
 def find_named_values(text: str) -> Iterator[Range]:
@@ -494,10 +515,14 @@ def find_named_values(text: str) -> Iterator[Range]:
         if gap.group("block"):
             # `token: |` ⏎ value: the marker says the value follows, so it is judged as `token: value`.
             separator = lowered[gap.start("sep"):gap.start("block")]
-        elif gap.group("typed") or separator and separator.isspace() and "\n" not in separator \
-                and _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - _NAME_MAX), ending.start()) + 1,
-                                          ending.end()):
-            separator = "="  # `let password: String = "…"` and a Dockerfile's `ENV DB_PASSWORD secret` assign
+        elif gap.group("typed") or separator and separator.isspace() and "\n" not in separator and (
+                _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - _NAME_MAX), ending.start()) + 1,
+                                      ending.end())
+                or _FLAG_BEFORE.search(lowered, max(0, ending.start() - _NAME_MAX), ending.start())
+                and not _PROMPTING_CLIENT.search(lowered, max(0, ending.start() - 200), ending.start())):
+            # `let password: String = "…"`, a Dockerfile's `ENV DB_PASSWORD secret` and a command's `--password secret`
+            # assign (mysql's lone `--password` prompts; the database follows)
+            separator = "="
             if gap.group("typed") and not _QUOTED.match(text, gap.end()):
                 continue  # a declaration computes an unquoted value: `let token: String = keychain.get("t") ?? ""`
         value_start = gap.end()
@@ -521,20 +546,19 @@ def find_named_values(text: str) -> Iterator[Range]:
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
         if not value or loose and len(value) < 8 or _is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
-        if value[0] in "-:" or _DATE_LIKE.fullmatch(value) or "://" in value[:PROBE] or value.startswith("arn:") \
-                or _YAML_TAG.fullmatch(value) or len(value) <= 8 and text.startswith(("...", "…"), end):
-            continue  # the next flag ("--query=x"), a symbol (":create"), a date, a URL (its password is
-            # found by `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`),
-            # a format's prefix cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret)
+        if _not_a_value(text, value, end, quoted_match is not None):
+            continue
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
         named = _name_before(text, ending.end("word"))
         if named is None:
             continue
         name, name_start = named
-        if quoted_match is None and text.startswith("&", end) and text.startswith(";", name_start - 1):
-            # In a connection string only ";" ends a value: `Uid=bi;Pwd=Sable&Fox&2023;` (a URL's query uses "&")
-            stop = _CONNECTION_VALUE_END.search(text, end, end + _LONG_VALUE)
-            end = stop.start() if stop else min(len(text), end + _LONG_VALUE)
+        braced = value.startswith("{")
+        if quoted_match is None and text.startswith(";", name_start - 1) and (braced or text.startswith("&", end)):
+            # In a connection string only ";" ends a value, or "}" one in braces: `Uid=bi;Pwd=Sable&Fox&2023;`,
+            # `PWD={Odbc;Loader=9};` (a URL's query uses "&")
+            stop = (_BRACED_VALUE_END if braced else _CONNECTION_VALUE_END).search(text, end, start + _LONG_VALUE)
+            end = (stop.end() if braced else stop.start()) if stop else min(len(text), start + _LONG_VALUE)
             value = text[start:end]
         if text.startswith("${", max(0, name_start - 2)) \
                 or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
@@ -543,6 +567,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength or _echoes_name(value, name) or _translated_label(value):
             continue
+        if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
+            continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
         qualified = ending.end() != ending.end("word") and not _ITS_VALUE.fullmatch(lowered, ending.end("word"), ending.end())
         if qualified and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
@@ -656,22 +682,29 @@ _URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
+_SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]{2,}+[^\n=:]{0,200}+$", re.MULTILINE)
+_HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
+_BRACED_VALUE_END = re.compile(r"\}(?!\})")
 _CONNECTION_VALUE_END = re.compile(r"[;\s\"']|$")
 _PROMPTING_CLIENT = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
 # Tools whose password flag is their own: `sqlcmd -P …`, `ldapsearch -w …`, `openssl … -passin pass:…`,
-# `mysql -p…` (glued; a lone `-p` prompts).
+# `mysql -p…` (glued; a lone `-p` prompts), `redis-cli -a …`, and FTP's `PASS` command at its prompt.
 _TOOL_PASSWORD = re.compile(
     r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
-    r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-]))"
+    r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
+    r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+)"
     r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
     r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)"
 )
 # A user and a password given to a client as literals: Python's `auth=("bot", "…")` and `HTTPBasicAuth("bot", "…")`,
-# JDBC's `DriverManager.getConnection(url, "user", "…")`, PHP's `new PDO($dsn, 'user', '…')` and mysqli.
+# .NET's `new NetworkCredential(@"CORP\svc", "…")`, Rust's `.basic_auth("bot", Some("…"))`, Java's
+# `UsernamePasswordCredentials`, JDBC's `DriverManager.getConnection(url, "user", "…")`, PHP's `new PDO($dsn, 'user',
+# '…')` and mysqli.
 _CREDENTIAL_ARGUMENTS = re.compile(
-    r"(?:\b(?:auth|basic_auth|http_auth)[ \t]*=[ \t]*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth)\(|"
+    r"(?:\b(?:auth|basic_auth|http_auth)[ \t]*=[ \t]*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|NetworkCredential|"
+    r"UsernamePasswordCredentials|PasswordAuthentication|basic_auth|basicAuth|setBasicAuth|withBasicAuth)[ \t]*\(|"
     r"\b(?:getConnection|mysqli_connect|new[ \t]+(?:PDO|mysqli))[ \t]*\(\s{0,20}+[^,()\n]{1,300}+,)"
-    r"\s{0,20}+(['\"])[^'\"\n]{1,100}+\1\s{0,20}+,\s{0,20}+(['\"])([^'\"\n]{1,300}+)\2"
+    r"\s{0,20}+@?(['\"])[^'\"\n]{1,100}+\1\s{0,20}+,\s{0,20}+(?:Some\()?@?(['\"])([^'\"\n]{1,300}+)\2"
 )
 
 
@@ -708,7 +741,8 @@ _SQL_IDENTIFIED = re.compile(
     r"(?:'(?P<q1>[^'\n]{1,300}+)'|\"(?P<q2>[^\"\n]{1,300}+)\"|`(?P<q3>[^`\n]{1,300}+)`|(?P<bare>[^\s\"'`;]{4,300}+))"
 )
 _PIPED_LOGIN = re.compile(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|$]{8,300}+)[\"']?[ \t]*\|[ \t]*"
-                          r"(?:sudo[ \t]+)?(?:docker|podman|helm|oras|crane|skopeo|buildah|nerdctl)[ \t]+(?:registry[ \t]+)?login\b")
+                          r"(?:(?:sudo[ \t]+)?(?:docker|podman|helm|oras|crane|skopeo|buildah|nerdctl)[ \t]+(?:registry[ \t]+)?login\b"
+                          r"|sudo[ \t]+(?:-[a-z]+[ \t]+){0,4}-[a-z]*s\b)")
 # A cookie header's values: a session id is a credential. Only machine-made values count (`theme=dark` stays).
 _COOKIE_HEADER = re.compile(r"\b(?:set-)?cookie[ \t]*:[ \t]*(?=[a-z0-9_.$-]{1,80}=)")
 _COOKIE_PAIR = re.compile(r"[A-Za-z0-9_.$-]{1,80}=([^\s;,\"']{0,500})(?:;[ \t]*|(?=[\s\"',]|$))")
@@ -724,8 +758,9 @@ _PROSE_CLAUSE = (
 # and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
 # the clause does not end with the value, only a strong password's shape counts.
 _PROSE_CREDENTIAL = re.compile(
-    r"\b(?:password|passwd|passphrase|pwd|pw)(?: (?:for|of|to|on|in) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
-    r"(?: (?:is|was|is still|=)|:) [\"'`]?([^\s\"'`,;()<>]{8,300}+)"
+    r"\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord)"
+    r"(?: (?:for|of|to|on|in|für|de|du|pour|para|voor) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
+    r"(?: (?:is|was|is still|=|est|ist|lautet|es|é|era|is nu)(?: ?:)?|:) [\"'`]?([^\s\"'`,;()<>]{8,300}+)"
 )
 _COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}")
 _CLAUSE_END = re.compile(r"[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\r?\n)|[ \t]+[-–—][ \t])")
@@ -742,9 +777,10 @@ _PROSE_KEY_MIN = 16
 # A test account given as "user / password" after a word that says so: "Login: admin / Admin@123",
 # "credentials qa_user/Qa2024!", "username/password = test01 / Test@2024". Lower-cased.
 _LOGIN_PAIR = re.compile(
-    r"\b(?:log ?in|sign ?in|credentials?|creds|(?:user(?:name)?|login)[ \t]*/[ \t]*(?:password|passwd|pass|pwd|pw))"
-    r"(?:[ \t]+(?:for|to|on|of)(?:[ \t]+[^\s:/]{1,30}+){1,4}?)?"
-    r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`=]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*)[\"'`]?([^\s\"'`=/]{6,64}+)"
+    r"\b(?:log(?:ging)? ?in(?:to)?|sign(?:ing)? ?in(?:to)?|credentials?|creds|(?:user(?:name)?|login)[ \t]*/[ \t]*"
+    r"(?:password|passwd|pass|pwd|pw))(?:[ \t]+(?:for|to|on|of|at)(?:[ \t]+[^\s:/]{1,30}+){1,4}?|[ \t]+[^\s:/]{1,40}+(?=[ \t]+with))?"
+    r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`=:]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*|:)[\"'`]?"
+    r"([^\s\"'`=/]{6,64}+)"
 )
 # Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
 # between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
@@ -850,12 +886,11 @@ def _stored_secret(value: str) -> bool:
 
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
-    yield from _spans(_TEAMS_WEBHOOK, text)
     for match in capped(_NETRC.finditer(text)):
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_PGPASS.finditer(text) if text.count(":") >= 4 else ()):
-        if _stored_secret(match.group(1)):
+        if _stored_secret(match.group(1)) or _password_shaped(match.group(1), "password"):
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
@@ -914,7 +949,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
-    for match in capped(_TOOL_PASSWORD.finditer(text) if "-p" in text or "-w" in text or "-P" in text else ()):
+    for match in capped(_TOOL_PASSWORD.finditer(text) if "-" in text or "PASS" in text else ()):
         group = match.lastindex or 1
         if not _is_placeholder(match.group(group)):
             yield match.span(group)
@@ -929,7 +964,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         # In a CREATE/ALTER USER statement, quoted whole; unquoted (Oracle), only a machine-made value.
         if (group != "bare" or _mixed_random(value)) and not _is_placeholder(value):
             yield match.span(group)
-    for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered else ()):
+    for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered or "wort" in lowered
+                        or "contrase" in lowered or "senha" in lowered or "wachtwoord" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
         if not _CLAUSE_END.match(text, match.start(1) + len(value)) \
                 and not (_looks_random(value) and not _COMPOUND_ADJECTIVE.fullmatch(value)):
@@ -938,10 +974,10 @@ def find_passwords(text: str) -> Iterator[Range]:
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
-    for match in capped(_LOGIN_PAIR.finditer(lowered) if "/" in lowered else ()):
+    for match in capped(_LOGIN_PAIR.finditer(lowered) if "/" in lowered or ":" in lowered else ()):
         value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
-        # Written close (`sso/okta2020`) it may be a path: then only a strong password's shape counts. Spaced, words
-        # joined with a number count too ("qa.lead@acme.test / Lead-QA-7781").
+        # Written close (`sso/okta2020`, `promo:Sunflower!9`) it may be a path or a host and port: then only a strong
+        # password's shape counts. Spaced, words joined with a number count too ("qa.lead@acme.test / Lead-QA-7781").
         spaced = match.group("slash")[0].isspace() and match.group("slash")[-1].isspace()
         shaped = _password_shaped(value, "password") or spaced and _looks_random(value) and not _PATH.match(value)
         if shaped and (spaced or _looks_random(value)) and not _is_placeholder(value):
@@ -958,7 +994,7 @@ def find_passwords(text: str) -> Iterator[Range]:
                 and not pronounceable(value) and ("." not in value or "~" in value) and not _ID_SHAPE.search(value) \
                 and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
-    for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered else ()):
+    for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered or "sudo" in lowered else ()):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     pairs = 0

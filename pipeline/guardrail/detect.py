@@ -80,7 +80,9 @@ def _repeated_unit(value: str) -> bool:
 _PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
                                r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
                                r"|(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
-                               r"pk_live_|pk_test_)[ \t]*$")
+                               r"pk_live_|pk_test_)[ \t]*$"
+                               # a certificate in SAML metadata or a JWK's chain
+                               r"|<(?:ds:)?X509Certificate>\s*$|\"x5c\"[ \t]*:[ \t]*\[[ \t]*\"$")
 # Subresource-integrity digests: the algorithm, "-", and standard base64 (no "-" or "_" in it).
 _DIGEST_AT = re.compile(r"sha(?:1|256|384|512)-[A-Za-z0-9+/]{20,200}+={0,2}(?![\w-])")
 _ARMOUR_WINDOW = 4096

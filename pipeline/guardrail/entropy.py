@@ -89,6 +89,10 @@ _STRIPE_OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|s
                                r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}")
 
 
+# An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`.
+_CURSOR_BEFORE = re.compile(r"(?i:cursor|page_?token|scroll_?id|continuation(?:_?token)?)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+
+
 def find_random_tokens(text: str) -> Iterator[Range]:
     random = judged_once(looks_random)
     for match in capped(_LONG_RUN.finditer(text)):
@@ -100,7 +104,8 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             end -= 1
         if text.startswith(_PUBLIC_BASE64, start):
             continue
-        if end - start < _MIN_LENGTH or _STRIPE_OBJECT_ID.fullmatch(text, start, end):
+        if end - start < _MIN_LENGTH or _STRIPE_OBJECT_ID.fullmatch(text, start, end) \
+                or _CURSOR_BEFORE.search(text, max(0, start - 40), start):
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)

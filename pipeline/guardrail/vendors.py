@@ -399,7 +399,8 @@ _SHAPED = (
     re.compile(r"sk_[0-9]{4}_[0-9]{6}_[0-9a-f]{32,40}(?![A-Za-z0-9_])"),
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
 )
-# Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "@" in the
+# Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "=" before an
+# Atlassian token's checksum, "@" in the
 # path of a Microsoft Teams webhook, which is its secret (the GUID-shaped parts are matched loosely: tickets
 # write them with other letters too); and a ThingsBoard device token, a segment of its URL whose host and
 # path are worth keeping. Looked for in the whole text; each pattern opens with a literal, so the scan is
@@ -409,6 +410,8 @@ _ACROSS_RUNS = (
     re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
     re.compile(r"(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/(?P<token>" + _TEAMS_PATH + ")"),
     re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
+    # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
+    re.compile(r"(?P<token>ATATT3(?<![A-Za-z0-9]ATATT3)[A-Za-z0-9_=-]{60,512}+)"),
 )
 
 
