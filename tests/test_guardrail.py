@@ -864,3 +864,17 @@ def test_a_password_in_chat_a_client_a_connection_string_or_a_command_is_redacte
 ])
 def test_a_type_a_label_a_cursor_a_certificate_a_host_or_a_prompt_is_not_a_secret(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "Since 4.2 the password is Argon2id-hashed, so old SHA1 hashes are migrated on next login.",
+    "Note: in the seed script the password is Base64Encoded before it is written to the manifest.",
+    "aws dynamodb scan --table-name Orders --starting-token eyJFeGNsdXNpdmVTdGFydEtleSI6bnVsbCwiYm90b190cnVu --max-items 100",
+    "Pwd={%ODBC_PWD%} in the .dsn file is sent literally.",
+])
+def test_how_a_password_is_kept_a_starting_token_or_a_braced_variable_is_not_a_secret(text):
+    assert mask(text) == text
+
+
+def test_a_login_pair_after_logging_into_a_named_device_is_redacted():
+    assert "Tr1ck$y9Gate" not in mask("Repro: after logging into the router with admin / Tr1ck$y9Gate the page times out.")

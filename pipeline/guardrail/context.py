@@ -69,7 +69,7 @@ _REFERENCE_WORDS = frozenset({
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
     "breadcrumb", "breadcrumbs",
     # "nextPageToken", "continuation token", "endCursor": a position in a listing
-    "page", "pagination", "paging", "continuation", "cursor", "scroll", "sync",
+    "page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "starting",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
 })

@@ -149,7 +149,8 @@ _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "d
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
-_CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "resume"})
+_CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "resume", "next",
+                           "starting"})
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -473,6 +474,8 @@ def _is_placeholder(value: str) -> bool:
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
+    if value.startswith("{") and value.endswith("}") and len(value) > 2 and _is_placeholder(value[1:-1]):
+        return True  # an ODBC value in braces: `Pwd={%ODBC_PWD%}`
     if _PLACEHOLDER.fullmatch(value) or value.lower().rstrip("!?") in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
@@ -560,6 +563,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             stop = (_BRACED_VALUE_END if braced else _CONNECTION_VALUE_END).search(text, end, start + _LONG_VALUE)
             end = (stop.end() if braced else stop.start()) if stop else min(len(text), start + _LONG_VALUE)
             value = text[start:end]
+            if braced and _is_placeholder(value[1:-1]):
+                continue  # `Pwd={%ODBC_PWD%}`
         if text.startswith("${", max(0, name_start - 2)) \
                 or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
                 or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None:
@@ -762,7 +767,8 @@ _PROSE_CREDENTIAL = re.compile(
     r"(?: (?:for|of|to|on|in|für|de|du|pour|para|voor) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
     r"(?: (?:is|was|is still|=|est|ist|lautet|es|é|era|is nu)(?: ?:)?|:) [\"'`]?([^\s\"'`,;()<>]{8,300}+)"
 )
-_COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}")
+# How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
+_COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}|[A-Z][a-z]+\d+[A-Z][a-z]+")
 _CLAUSE_END = re.compile(r"[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\r?\n)|[ \t]+[-–—][ \t])")
 # The same sentence naming a key or a token ("the API key for staging is 3f9a…"), by a credential's compound
 # name: a bare "token" or "secret" is as often a page cursor, an idempotency token or a Kubernetes object.
@@ -778,7 +784,7 @@ _PROSE_KEY_MIN = 16
 # "credentials qa_user/Qa2024!", "username/password = test01 / Test@2024". Lower-cased.
 _LOGIN_PAIR = re.compile(
     r"\b(?:log(?:ging)? ?in(?:to)?|sign(?:ing)? ?in(?:to)?|credentials?|creds|(?:user(?:name)?|login)[ \t]*/[ \t]*"
-    r"(?:password|passwd|pass|pwd|pw))(?:[ \t]+(?:for|to|on|of|at)(?:[ \t]+[^\s:/]{1,30}+){1,4}?|[ \t]+[^\s:/]{1,40}+(?=[ \t]+with))?"
+    r"(?:password|passwd|pass|pwd|pw))(?:[ \t]+(?:for|to|on|of|at)(?:[ \t]+[^\s:/]{1,30}+){1,4}?|(?:[ \t]+[^\s:/]{1,40}+){1,3}?(?=[ \t]+with))?"
     r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`=:]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*|:)[\"'`]?"
     r"([^\s\"'`=/]{6,64}+)"
 )
@@ -967,9 +973,9 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered or "wort" in lowered
                         or "contrase" in lowered or "senha" in lowered or "wachtwoord" in lowered else ()):
         value = _trim(text[match.start(1):match.end(1)])
-        if not _CLAUSE_END.match(text, match.start(1) + len(value)) \
-                and not (_looks_random(value) and not _COMPOUND_ADJECTIVE.fullmatch(value)):
-            continue  # "the password was Base64-encoded in the query string"
+        if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start(1) + len(value)) \
+                and not _looks_random(value):
+            continue  # "the password is Argon2id-hashed, so …", "the password is Base64Encoded before it is written"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):

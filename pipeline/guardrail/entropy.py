@@ -89,8 +89,10 @@ _STRIPE_OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|s
                                r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}")
 
 
-# An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`.
-_CURSOR_BEFORE = re.compile(r"(?i:cursor|page_?token|scroll_?id|continuation(?:_?token)?)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+# An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,
+# `--starting-token …`.
+_CURSOR_BEFORE = re.compile(r"(?i:cursor|(?:page|next|starting|continuation)[-_]?token|scroll_?id|continuation)[\"']?"
+                            r"(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?$")
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:
