@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterator
+from itertools import pairwise
 
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
@@ -483,7 +484,7 @@ def _is_placeholder(value: str) -> bool:
     masked = sum(c in "*•" for c in value)
     if masked >= 6 and len(value) - masked <= 6:
         return True  # shown masked but for its last characters: "****************a1f3"
-    if len(value) >= 12 and sum(a != b for a, b in zip(value, value[1:])) <= 3:
+    if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     return "[REDACTED:" in value or "[REMOVED:" in value
 
