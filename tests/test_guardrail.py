@@ -796,8 +796,8 @@ def test_a_login_pair_after_a_phrase_or_with_a_password_of_joined_words_is_redac
     ("Password for the guest link: Harbor^Lights^9 (valid until 30 June).", "Harbor^Lights^9"),
     ('    <property name="hibernate.connection.password">Tulip_Orchard_88</property>', "Tulip_Orchard_88"),
     ('    auth=("jira-bot", "Cobalt#Otter#63"),', "Cobalt#Otter#63"),
-    ('Connection conn = DriverManager.getConnection(\n    "jdbc:mysql://db:3306/crm",\n    "crm_rw",\n'
-     '    "Ginger*Snap*404");', "Ginger*Snap*404"),
+    (('Connection conn = DriverManager.getConnection(\n    "jdbc:mysql://db:3306/crm",\n    "crm_rw",\n'
+      '    "Ginger*Snap*404");'), "Ginger*Snap*404"),
     ("$pdo = new PDO($dsn, 'shop_admin', 'Raspberry_Jam_19', [", "Raspberry_Jam_19"),
     ("  password:             'ljlm lbou ylrn kppe',", "ljlm lbou ylrn kppe"),
     ("Driver={ODBC Driver 17};Server=tcp:sql-bi,1433;Uid=bi_reader;Pwd=Sable&Fox&2023;Encrypt=yes;", "Fox&2023"),
@@ -855,9 +855,9 @@ def test_a_password_in_chat_a_client_a_connection_string_or_a_command_is_redacte
     "GET https://www.googleapis.com/drive/v3/files?pageSize=100&pageToken=AHWqTUnF8xk3Ld9QpZ2rT7",
     '{"nextPageToken": "AHWqTUnF8xk3Ld9QpZ2rT7Lq", "items": []}',
     'x-ms-continuation: {"token":"-RID:~WfRpeaoB+sYSD3wr#RT:1#TRC:100","range":{"min":"","max":"FF"}}',
-    "<ds:X509Certificate>MIIDqDCCApCgAwIBAgIGAXa8k3lQMA0GCSqGSIb3DQEBCwUAMIGUMQswCQYDVQQGEwJVUzETMBEGA1UECAwKQ2FsaWZv"
-    "cm5pYTEWMBQGA1UEBwwNU2FuIEZyYW5jaXNjbzENMAsGA1UECgwET2t0YTEUMBIGA1UECwwLU1NPUHJvdmlkZXIxFTATBgNVBAMMDGRldi04MjE0"
-    "NzMxNjEcMBoGCSqGSIb3DQEJARYNaW5mb0Bva3RhLmNvbTAeFw0yMTAxMDQxNjA1MTNaFw0zMTAxMDQxNjA2MTNa</ds:X509Certificate>",
+    ("<ds:X509Certificate>MIIDqDCCApCgAwIBAgIGAXa8k3lQMA0GCSqGSIb3DQEBCwUAMIGUMQswCQYDVQQGEwJVUzETMBEGA1UECAwKQ2FsaWZv"
+     "cm5pYTEWMBQGA1UEBwwNU2FuIEZyYW5jaXNjbzENMAsGA1UECgwET2t0YTEUMBIGA1UECwwLU1NPUHJvdmlkZXIxFTATBgNVBAMMDGRldi04MjE0"
+     "NzMxNjEcMBoGCSqGSIb3DQEJARYNaW5mb0Bva3RhLmNvbTAeFw0yMTAxMDQxNjA1MTNaFw0zMTAxMDQxNjA2MTNa</ds:X509Certificate>"),
     "Login: db01:5432 refused",
     "credentials: ${USER}:${PASS}",
     "mysql --password shop",

@@ -338,7 +338,6 @@ def _translated_label(value: str) -> bool:
     return any(c.isalpha() and not c.isascii() for c in probe) and not any(c in string.digits for c in probe)
 
 
-
 def _alphanumeric(text: str) -> str:
     return "".join(c for c in text if c.isalnum())
 
@@ -688,6 +687,7 @@ _URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
+# Words that go on to the end of the line after a value: a sentence, not a setting.
 _SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]{2,}+[^\n=:]{0,200}+$", re.MULTILINE)
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
 _BRACED_VALUE_END = re.compile(r"\}(?!\})")

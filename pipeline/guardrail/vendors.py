@@ -400,11 +400,10 @@ _SHAPED = (
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
 )
 # Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "=" before an
-# Atlassian token's checksum, "@" in the
-# path of a Microsoft Teams webhook, which is its secret (the GUID-shaped parts are matched loosely: tickets
-# write them with other letters too); and a ThingsBoard device token, a segment of its URL whose host and
-# path are worth keeping. Looked for in the whole text; each pattern opens with a literal, so the scan is
-# linear.
+# Atlassian token's checksum, "@" in the path of a Microsoft Teams webhook, which is its secret (the GUID-shaped
+# parts are matched loosely: tickets write them with other letters too); and a ThingsBoard device token, a
+# segment of its URL whose host and path are worth keeping. Looked for in the whole text; each pattern opens
+# with a literal, so the scan is linear.
 _TEAMS_PATH = r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
 _ACROSS_RUNS = (
     re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
