@@ -878,3 +878,28 @@ def test_how_a_password_is_kept_a_starting_token_or_a_braced_variable_is_not_a_s
 
 def test_a_login_pair_after_logging_into_a_named_device_is_redacted():
     assert "Tr1ck$y9Gate" not in mask("Repro: after logging into the router with admin / Tr1ck$y9Gate the page times out.")
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('    s.login("alerts@acme.example", "Al3rts!Mailbox#88")', "Al3rts!Mailbox#88"),
+    ("C:\\> net use Z: \\\\fs01\\finance /user:CORP\\svc-backup Bkp$Finance2024 /persistent:no", "Bkp$Finance2024"),
+    ('$pass = ConvertTo-SecureString "Iis-Depl0y#03" -AsPlainText -Force', "Iis-Depl0y#03"),
+    ("ldap_default_bind_dn = cn=svc-sssd,dc=corp\nldap_default_authtok = Ld4p-Bind-Svc-2023", "Ld4p-Bind-Svc-2023"),
+    ("headers={host=portal.example, cookie=JSESSIONID=B58BC4EE206BEBCBB59C20848C471510, content-type=text/html}",
+     "B58BC4EE206BEBCB"),
+    ("el access token de producción:\nAPP_USR-1146335791030473-786592-1d70e3f740590fc870aaba5f29b83461-380933887",
+     "1d70e3f740590fc8"),
+])
+def test_a_password_in_a_login_call_a_windows_command_sssd_a_session_id_or_a_mercado_pago_token_is_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "net use Z: \\\\fs01\\share /user:CORP\\svc *",
+    "$s = ConvertTo-SecureString $plain -AsPlainText -Force",
+    "ldap_default_authtok_type = password",
+    'client.login("bob", os.environ["PW"])',
+    "JSESSIONID=<session id>",
+])
+def test_a_prompt_a_variable_or_a_type_near_those_forms_is_not_a_secret(text):
+    assert mask(text) == text

@@ -127,7 +127,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 _NAME_END = re.compile(
     r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|pat|login)"
+    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root))?"
     r"(?![a-z0-9])"
@@ -138,7 +138,8 @@ _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwor
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
                            "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
-                           "test_reporter_id"})  # Code Climate's test reporter id uploads coverage as the repository
+                           "test_reporter_id",  # Code Climate's test reporter id uploads coverage as the repository
+                           "authtok"})  # sssd's and PAM's bind password: `ldap_default_authtok = …`
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
@@ -694,21 +695,26 @@ _BRACED_VALUE_END = re.compile(r"\}(?!\})")
 _CONNECTION_VALUE_END = re.compile(r"[;\s\"']|$")
 _PROMPTING_CLIENT = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
 # Tools whose password flag is their own: `sqlcmd -P …`, `ldapsearch -w …`, `openssl … -passin pass:…`,
-# `mysql -p…` (glued; a lone `-p` prompts), `redis-cli -a …`, and FTP's `PASS` command at its prompt.
+# `mysql -p…` (glued; a lone `-p` prompts), `redis-cli -a …`, FTP's `PASS` command at its prompt, Windows' `net use
+# … /user:X …` and PowerShell's `ConvertTo-SecureString "…" -AsPlainText`.
 _TOOL_PASSWORD = re.compile(
     r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
     r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
-    r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+)"
+    r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+|"
+    r"(?i:net[ \t]+use)\b[^\n|;&]{0,200}?[ \t]/user:\S{1,100}+[ \t]+(?![/*])|"
+    r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText))"
     r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
     r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)"
 )
 # A user and a password given to a client as literals: Python's `auth=("bot", "…")` and `HTTPBasicAuth("bot", "…")`,
-# .NET's `new NetworkCredential(@"CORP\svc", "…")`, Rust's `.basic_auth("bot", Some("…"))`, Java's
+# smtplib's, ftplib's and imaplib's `.login("user", "…")`, .NET's `new NetworkCredential(@"CORP\svc", "…")`, Rust's
+# `.basic_auth("bot", Some("…"))`, Java's
 # `UsernamePasswordCredentials`, JDBC's `DriverManager.getConnection(url, "user", "…")`, PHP's `new PDO($dsn, 'user',
 # '…')` and mysqli.
 _CREDENTIAL_ARGUMENTS = re.compile(
     r"(?:\b(?:auth|basic_auth|http_auth)[ \t]*=[ \t]*[(\[]|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|NetworkCredential|"
     r"UsernamePasswordCredentials|PasswordAuthentication|basic_auth|basicAuth|setBasicAuth|withBasicAuth)[ \t]*\(|"
+    r"\.(?:login|authenticate)[ \t]*\(|"
     r"\b(?:getConnection|mysqli_connect|new[ \t]+(?:PDO|mysqli))[ \t]*\(\s{0,20}+[^,()\n]{1,300}+,)"
     r"\s{0,20}+@?(['\"])[^'\"\n]{1,100}+\1\s{0,20}+,\s{0,20}+(?:Some\()?@?(['\"])([^'\"\n]{1,300}+)\2"
 )
@@ -749,6 +755,9 @@ _SQL_IDENTIFIED = re.compile(
 _PIPED_LOGIN = re.compile(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|$]{8,300}+)[\"']?[ \t]*\|[ \t]*"
                           r"(?:(?:sudo[ \t]+)?(?:docker|podman|helm|oras|crane|skopeo|buildah|nerdctl)[ \t]+(?:registry[ \t]+)?login\b"
                           r"|sudo[ \t]+(?:-[a-z]+[ \t]+){0,4}-[a-z]*s\b)")
+# A framework's session cookie outside a Cookie header: a logged header map (`cookie=JSESSIONID=…`), a URL's
+# `;jsessionid=…`. Lower-cased.
+_SESSION_ID = re.compile(r"\b(?:jsessionid|phpsessid|asp\.net_sessionid|connect\.sid|laravel_session)=([a-z0-9%._:-]{16,512}+)")
 # A cookie header's values: a session id is a credential. Only machine-made values count (`theme=dark` stays).
 _COOKIE_HEADER = re.compile(r"\b(?:set-)?cookie[ \t]*:[ \t]*(?=[a-z0-9_.$-]{1,80}=)")
 _COOKIE_PAIR = re.compile(r"[A-Za-z0-9_.$-]{1,80}=([^\s;,\"']{0,500})(?:;[ \t]*|(?=[\s\"',]|$))")
@@ -1017,6 +1026,10 @@ def find_passwords(text: str) -> Iterator[Range]:
             if _stored_secret(value) and (_name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
                 yield pair.span(group)
             position = pair.end()
+    for match in capped(_SESSION_ID.finditer(lowered) if "sess" in lowered or ".sid" in lowered else ()):
+        value = text[match.start(1):match.end(1)]
+        if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
+            yield match.span(1)
     for header in capped(_COOKIE_HEADER.finditer(lowered) if "cookie" in lowered else ()):
         position = header.end()
         for _ in range(64):  # the "name=value; name=value" list that follows the header's name, and no further

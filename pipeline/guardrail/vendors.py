@@ -395,6 +395,9 @@ _SHAPED = (
     re.compile(r"[A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}(?:[A-Za-z0-9]{2}==)?"
                r"(?![A-Za-z0-9+/=_-])"),
     re.compile(r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])"),
+    # Mercado Pago's access token: "APP_USR-" (or "TEST-" in the sandbox), the application's number, a date
+    # stamp, 32 hexadecimal digits and the user's id.
+    re.compile(r"(?:APP_USR|TEST)-[0-9]{16}-[0-9]{6}-[0-9a-f]{32}-[0-9]{6,12}(?![A-Za-z0-9_-])"),
     # Ticket Tailor's key: "sk_", the box office's number and id, and 32 hexadecimal digits.
     re.compile(r"sk_[0-9]{4}_[0-9]{6}_[0-9a-f]{32,40}(?![A-Za-z0-9_])"),
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
