@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped, judged_once
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
-from reqgate.pipeline.guardrail.shapes import UUID, pronounceable, says_fake
+from reqgate.pipeline.guardrail.shapes import CURSOR_WORDS, UUID, pronounceable, says_fake
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
@@ -68,11 +68,9 @@ _REFERENCE_WORDS = frozenset({
     "publishable", "fingerprint", "thumbprint", "correlation", "transaction", "txn", "message", "msg", "event",
     "file", "path", "dir", "folder", "download", "archive", "release", "snapshot", "artifact", "checkout",
     "breadcrumb", "breadcrumbs",
-    # "nextPageToken", "continuation token", "endCursor": a position in a listing
-    "page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "starting",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
-})
+}) | CURSOR_WORDS
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")

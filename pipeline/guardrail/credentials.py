@@ -15,7 +15,7 @@ from itertools import pairwise
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
-from reqgate.pipeline.guardrail.shapes import UUID, WORD, pronounceable, says_fake
+from reqgate.pipeline.guardrail.shapes import CURSOR_WORDS, UUID, WORD, pronounceable, says_fake
 
 Range = tuple[int, int]
 
@@ -151,8 +151,9 @@ _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "d
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
-_CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "resume", "next",
-                           "starting"})
+# In a setting's name "next" and "resume" say cursor too (`next_token`, `resumeToken`); before a value in prose
+# they are too common to veto a key.
+_CURSOR_NAME_WORDS = CURSOR_WORDS | {"next", "resume"}
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
@@ -230,7 +231,7 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
     if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
-    if _CURSOR_WORDS.intersection(words):
+    if _CURSOR_NAME_WORDS.intersection(words):
         return 0  # nextPageToken, continuationToken, sync_token: a position in a listing, not a credential
     last = words[-1]
     if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
@@ -706,6 +707,11 @@ _TOOL_PASSWORD = re.compile(
     r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
     r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)"
 )
+# What each of these patterns cannot match without: each opens with a word alternation the engine would try at
+# every position of every text.
+_TOOL_WORDS = ("sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass")
+_CALL_WORDS = ("auth", "credential", "connect", "pdo", "mysqli", ".login")
+_LOGIN_WORDS = ("log", "sign", "cred", "user")
 # A user and a password given to a client as literals: Python's `auth=("bot", "…")` and `HTTPBasicAuth("bot", "…")`,
 # smtplib's, ftplib's and imaplib's `.login("user", "…")`, .NET's `new NetworkCredential(@"CORP\svc", "…")`, Rust's
 # `.basic_auth("bot", Some("…"))`, Java's
@@ -965,11 +971,11 @@ def find_passwords(text: str) -> Iterator[Range]:
             continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
-    for match in capped(_TOOL_PASSWORD.finditer(text) if "-" in text or "PASS" in text else ()):
+    for match in capped(_TOOL_PASSWORD.finditer(text) if any(word in lowered for word in _TOOL_WORDS) else ()):
         group = match.lastindex or 1
         if not _is_placeholder(match.group(group)):
             yield match.span(group)
-    for match in capped(_CREDENTIAL_ARGUMENTS.finditer(text) if "(" in text else ()):
+    for match in capped(_CREDENTIAL_ARGUMENTS.finditer(text) if any(word in lowered for word in _CALL_WORDS) else ()):
         if not _is_placeholder(match.group(3)):
             yield match.span(3)
     # Each of these patterns opens with a word alternation the engine tries at every position: looked for only
@@ -990,7 +996,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
-    for match in capped(_LOGIN_PAIR.finditer(lowered) if "/" in lowered or ":" in lowered else ()):
+    for match in capped(_LOGIN_PAIR.finditer(lowered) if any(word in lowered for word in _LOGIN_WORDS) else ()):
         value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
         # Written close (`sso/okta2020`, `promo:Sunflower!9`) it may be a path or a host and port: then only a strong
         # password's shape counts. Spaced, words joined with a number count too ("qa.lead@acme.test / Lead-QA-7781").

@@ -9,6 +9,9 @@ from bisect import bisect_right
 from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+# Words that name a position in a listing ("nextPageToken", "continuation token", "endCursor", `--starting-token`):
+# the token beside them pages through results and logs nobody in.
+CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "starting"})
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 
