@@ -903,3 +903,35 @@ def test_a_password_in_a_login_call_a_windows_command_sssd_a_session_id_or_a_mer
 ])
 def test_a_prompt_a_variable_or_a_type_near_those_forms_is_not_a_secret(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("graphhopperKEYfree-5f3c1a9e7b2d4c8f9e1a3b5c7d9f2e4a", "5f3c1a9e7b2d4c8f"),
+    ("runscope 0b3c7a2e-9f1d-4e8b-a6c5-2d7f9e1b3a4c", "0b3c7a2e-9f1d"),
+    ("Facebook app = 294790898041575 | ce3f9f0362bbe5ab01dfc8ee565e4372;", "ce3f9f0362bbe5ab"),
+    ("curl -i -u “admin:S3cr3t!x9” http://master:5050/state", "S3cr3t!x9"),
+])
+def test_a_key_behind_a_service_s_name_glued_or_not_and_a_password_in_curly_quotes_are_redacted(text, secret):
+    """The service's name counts however many words are glued between it and the value."""
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    '{token:"comment.doc",merge:!0,regex:"[^@\\\\*]+"},{token:"keyword.operator",regex:"="}',
+    "ssh_askpass: exec(/usr/lib/ssh/x11-ssh-askpass): No such file or directory",
+    "curl -i -u “user:password” http://master:5050/state",
+    "curl -i -u \"user:password\ufffd\" http://master:5050/state",
+    '<a href="/build/admin/edit/editBuildConfiguration.action?buildKey=ABC-DEF12-7">edit</a>',
+    "./runjava.sh com.rabbitmq.examples.PerfTest -u bus.queue:q1 -a",
+    "mvn deploy:deploy-file -Durl=http://repo:8082/releases -u XYZ -p XYZ",
+    'client_credentials="not a valid password"',
+    'creation_token = "my-efs-filesystem-7"',
+    '"LifecycleActionToken": "d290f1ee-6c54-4b01-90e6-d701748f0851"',
+    "git-sync: auth failed for https://github.com/acme/config.git token=ghp_****************************a91F",
+    "#1  0x000055d1c8e4a2f1 in token_cache_put (key=0x7f3c1c0023a0, len=64) at src/cache.c:211",
+    "$ keytool -list -keystore truststore.p12 -storepass:env STORE_PASS",
+    "annotations:\n  checksum/secret: 586244760e7649749a4211e2bec07a7e79f1ce40faed41f7a3a25c85aeced1d1",
+    "<key>CLIENT_ID</key>\n<string>4079662399</string>",
+])
+def test_a_tokenizer_class_a_program_a_build_key_a_queue_a_handle_a_pointer_or_a_checksum_is_not_a_secret(text):
+    assert mask(text) == text

@@ -83,3 +83,14 @@ def test_every_number_of_a_list_is_redacted_whole(numbers):
     for joiner in (" - ", " -- ", ", ", " or "):
         masked = mask("Support lines: " + joiner.join(numbers))
         assert masked == "Support lines: " + joiner.join(["[REDACTED:phone]"] * len(numbers)), masked
+
+
+@pytest.mark.parametrize("text", ["<string>4079662399</string>", "took 4079662399 ns during startup",
+                                  "hotel 4079662399", "phone build 407966239993-b1h97"])
+def test_a_phone_word_inside_another_word_or_digits_running_into_an_identifier_is_no_phone(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", ["Ring me on 4079662399", "Tel: 4079662399", "mobile\n  4079662399"])
+def test_a_phone_word_of_its_own_still_announces_a_bare_number(text):
+    assert "4079662399" not in mask(text)

@@ -25,7 +25,14 @@ from collections.abc import Callable, Iterator
 
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped, judged_once
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
-from reqgate.pipeline.guardrail.shapes import CURSOR_WORDS, UUID, pronounceable, says_fake
+from reqgate.pipeline.guardrail.shapes import (
+    CURSOR_WORDS,
+    HANDLE_WORDS,
+    ORDINARY_CREDENTIAL_ENDINGS,
+    UUID,
+    pronounceable,
+    says_fake,
+)
 from reqgate.pipeline.guardrail.vendor_names import VENDOR_NAMES
 
 Range = tuple[int, int]
@@ -70,7 +77,7 @@ _REFERENCE_WORDS = frozenset({
     "breadcrumb", "breadcrumbs",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
-}) | CURSOR_WORDS
+}) | CURSOR_WORDS | HANDLE_WORDS
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
@@ -81,17 +88,12 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(_CAMEL.sub(" ", name))]
 
 
-# Everyday words that end in a credential word.
-_ORDINARY = frozenset({"monkey", "turkey", "hockey", "jockey", "whiskey", "donkey", "bypass", "compass", "surpass",
-                       "trespass", "overpass", "underpass", "hotkey", "passkey", "breadcrumb", "breadcrumbs"})
-
-
 def _is_context(word: str) -> bool:
     """A service name, a credential word, or a name glued onto a credential word ("bloggersecretkey",
     "codakey", "fileiosecretkey")."""
     if word in VENDOR_NAMES or word in _CREDENTIAL_WORDS:
         return True
-    return len(word) <= 40 and word.endswith(_CREDENTIAL_WORDS) and word not in _ORDINARY
+    return len(word) <= 40 and word.endswith(_CREDENTIAL_WORDS) and word not in ORDINARY_CREDENTIAL_ENDINGS
 
 
 Kind = Callable[[str], "str | None"]
@@ -222,7 +224,10 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]) or not names and _attribute_of_credential(text, start):
         return _NONE
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
-    if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest) or _joined_service(text, start):
+    # The name glued to the value is one name however many words it holds: "graphhopperSECRETyo-<uuid>" is
+    # GraphHopper's key although the service's name is its third word from the value.
+    glued = _words(names[-1]) if names else []
+    if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest + glued) or _joined_service(text, start):
         return _NAMED
     return _CREDENTIAL if any(_is_context(word) for word in nearest) else _NONE
 

@@ -15,7 +15,15 @@ from itertools import pairwise
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
-from reqgate.pipeline.guardrail.shapes import CURSOR_WORDS, UUID, WORD, pronounceable, says_fake
+from reqgate.pipeline.guardrail.shapes import (
+    CURSOR_WORDS,
+    HANDLE_WORDS,
+    ORDINARY_CREDENTIAL_ENDINGS,
+    UUID,
+    WORD,
+    pronounceable,
+    says_fake,
+)
 
 Range = tuple[int, int]
 
@@ -149,7 +157,9 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
 _NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
-                             "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate"})
+                             "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate",
+                             # Atlassian's and CI servers' keys of things: `?buildKey=ECC-ECC21-18`, `projectKey=…`
+                             "build", "plan", "project", "issue", "job"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
 # In a setting's name "next" and "resume" say cursor too (`next_token`, `resumeToken`); before a value in prose
 # they are too common to veto a key.
@@ -210,7 +220,11 @@ _NOT_SECRET_WORDS = frozenset({
     "include", "omit", "same-origin", "use-credentials", "anonymous",  # fetch's and CORS's `credentials` modes
     "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
     "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
+    "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
+    "env",  # keytool's `-storepass:env VAR` reads the password from a variable
 })
+# Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
+_AROUND_WORD = "!?\"'“”‘’\ufffd"
 _PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
@@ -233,7 +247,11 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
     if _CURSOR_NAME_WORDS.intersection(words):
         return 0  # nextPageToken, continuationToken, sync_token: a position in a listing, not a credential
+    if HANDLE_WORDS.intersection(words) and words[-1] == "token":
+        return 0  # EFS's creation_token, an idempotency token, a lifecycle hook's LifecycleActionToken: handles
     last = words[-1]
+    if last in ORDINARY_CREDENTIAL_ENDINGS:
+        return 0  # `ssh_askpass: exec(…)`, `bypass=…`: a program or a word, not a credential
     if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
         # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
         return 2
@@ -350,6 +368,8 @@ _ALGORITHM = re.compile(r"(?i:(?:sha|md|hs|rs|es|ps|crc)-?\d+\w*|sha\d-\d+|argon
 # Parts only a path, a reference, a rule, markup or a template has.
 _NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
 _DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
+_DOTTED_WORDS = re.compile(r"[a-z]+(?:\.[a-z]+)+")
+_CREDENTIAL_WORD = re.compile(r"\b(?i:passwords?|passphrase|secrets?|tokens?|keys?|credentials?)\b")
 _VERSION = re.compile(r"[vV]\d+")
 
 
@@ -478,13 +498,13 @@ def _is_placeholder(value: str) -> bool:
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
     if value.startswith("{") and value.endswith("}") and len(value) > 2 and _is_placeholder(value[1:-1]):
         return True  # an ODBC value in braces: `Pwd={%ODBC_PWD%}`
-    if _PLACEHOLDER.fullmatch(value) or value.lower().rstrip("!?") in _NOT_SECRET_WORDS:
+    if _PLACEHOLDER.fullmatch(value) or value.lower().strip(_AROUND_WORD) in _NOT_SECRET_WORDS:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
     masked = sum(c in "*•" for c in value)
-    if masked >= 6 and len(value) - masked <= 6:
-        return True  # shown masked but for its last characters: "****************a1f3"
+    if masked >= 6 and len(value) - masked <= max(6, masked // 2):
+        return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F"
     if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     return "[REDACTED:" in value or "[REMOVED:" in value
@@ -502,7 +522,7 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
         return True
     if _DATE_LIKE.fullmatch(value) or "://" in probe or value.startswith(("arn:", "ENC(", "ENC[", "{AQAAAB")):
         return True
-    if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value):
+    if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
         return True
     return len(value) <= 8 and text.startswith(("...", "…"), end)
 
@@ -569,11 +589,16 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue  # `Pwd={%ODBC_PWD%}`
         if text.startswith("${", max(0, name_start - 2)) \
                 or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
-                or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None:
+                or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None \
+                or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength or _echoes_name(value, name) or _translated_label(value):
             continue
+        if " " in value and _CREDENTIAL_WORD.search(value):
+            continue  # a label or a message: `client_credentials="not a valid password"`, "Enter your API key"
+        if ending.group("word") not in _PASSWORD_WORDS and _DOTTED_WORDS.fullmatch(value):
+            continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path: words, not a secret
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
@@ -692,6 +717,10 @@ _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[
 # Words that go on to the end of the line after a value: a sentence, not a setting.
 _SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]{2,}+[^\n=:]{0,200}+$", re.MULTILINE)
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
+# A memory address in a backtrace: `token_cache_put (key=0x7f3c1c0023a0, len=64)`. (A key written in hex is longer.)
+_POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
+# A digest of a secret names it after a slash: Helm's `checksum/secret: <sha256>` annotation.
+_DIGEST_OF = re.compile(r"(?:checksum|hash|digest|sha\d*|md5)/$")
 _BRACED_VALUE_END = re.compile(r"\}(?!\})")
 _CONNECTION_VALUE_END = re.compile(r"[;\s\"']|$")
 _PROMPTING_CLIENT = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
@@ -960,7 +989,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and
         # `--user user:pass` document the syntax; `docker run -u 1000:1000` is a uid and gid; `-u ":secret"`
         # has no user and is a secret.
-        if user.startswith(("<", "[")) or password == user or password.isdigit() \
+        if user.startswith(("<", "[")) or password == user or password.isdigit() or len(password) < 3 \
                 or password in ("pass", "password"):
             continue
         if not _is_placeholder(password):

@@ -98,9 +98,10 @@ _PHONE_CANDIDATE = re.compile(
 _PHONE_RUN_CHAR = re.compile(r"[0-9 ()./-]")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORD = re.compile(
-    r"phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
-    r"telefon|teléfono|telefono|téléphone|telepono|numero|número|cep|gsm|handy|portable|móvil|celular|"
-    r"\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f"
+    # a word's start: "string", "during" and "hotel" hold no phone word
+    r"(?<![a-z])(?:phone|tel|mobile|cell|fax|whatsapp|sms|call|ring|dial|contact|hotline|"
+    r"telefon|teléfono|telefono|téléphone|telepono|numero|número|cep|gsm|handy|portable|móvil|celular"
+    r")|\u96fb\u8a71|\u624b\u673a|\u7535\u8bdd|\u643a\u5e2f"
 )
 # Between the word and the number: a few characters on the same line, or a line break and indentation.
 _WORD_TO_NUMBER = re.compile(r"[^\n]{0,20}|[^\n]{0,20}\n[ \t]*")
@@ -199,6 +200,8 @@ def find_phones(text: str, regions: Sequence[str] = DEFAULT_PHONE_REGIONS) -> It
             break
         start, end = candidate.span()
         position = end
+        if text[end - 1] in "-./" and text[end:end + 1].isalpha():
+            continue  # digits that go on into an identifier: `407966239993-b1h97alk….apps.googleusercontent.com`
         # A run longer than the pattern's bound is cut: a list of numbers ("415-666-7777 - 800-443-1223 - …").
         # The number the cut runs through is read again from the next window, not in pieces.
         cut = end - start == _PHONE_RUN_MAX and _PHONE_RUN_CHAR.match(text, end) is not None

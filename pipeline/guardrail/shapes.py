@@ -12,6 +12,13 @@ UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # Words that name a position in a listing ("nextPageToken", "continuation token", "endCursor", `--starting-token`):
 # the token beside them pages through results and logs nobody in.
 CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "starting"})
+# Words that make a token a handle on one request or resource, logging nobody in: AWS EFS's `creation_token`,
+# an `idempotency_token`, an Auto Scaling hook's `LifecycleActionToken`.
+HANDLE_WORDS = frozenset({"creation", "idempotency", "lifecycle"})
+# Everyday words and programs whose names end in a credential word: "bypass: true", `SSH_ASKPASS`, "monkey".
+ORDINARY_CREDENTIAL_ENDINGS = frozenset({"monkey", "turkey", "hockey", "jockey", "whiskey", "donkey", "bypass", "compass",
+                                         "surpass", "trespass", "overpass", "underpass", "askpass", "hotkey", "passkey",
+                                         "breadcrumb", "breadcrumbs"})
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 

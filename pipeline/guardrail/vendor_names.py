@@ -29,7 +29,7 @@ dareboost databox databricks datadog debounce deepai deepgram delighted demio de
 detectlanguage dfuse diffbot diggernaut digitalocean discord disqus docparser documo docusign doppler
 dotmailer dovico dronahq droneci dropbox duply dwolla dynalist dyspatch eagleeyenetworks easyinsight
 ecostruxureit edamam edenai eightxeight elasticemail enablex endorlabs enigma envoy etherscan ethplorer
-everhour exchangerateapi exchangeratesapi exportsdk extractorapi faceplusplus fastforex fastly feedier
+everhour exchangerateapi exchangeratesapi exportsdk extractorapi facebook faceplusplus fastforex fastly feedier
 fetchrss fibery figma fileio finage financialmodelingprep findl finnhub fixerio flatio fleetbase flickr
 flightapi flightlabs flightstats flowflu flutterwave fmfw formbucket formcraft formio formsite foursquare
 frameio freshbooks freshdesk fulcrum fullstory fusebill fxmarket geckoboard geoapify geocodify geocodio
@@ -44,7 +44,7 @@ lunchmoney madkudu magicbell mailboxlayer mailerlite mailgun mailjet mailmodo ma
 marketstack mattermost mavenlink maxmind meaningcloud mediastack meistertask mesibo messagebird metaapi
 metrilo mindmeister mixmax mixpanel mockaroo monkeylearn moonclerk moosend moralis mrticktock myfreshworks
 myintervals nasdaqdatalink nethunt netlify neutrinoapi newrelic newsapi newscatcher nexmo nftport ngrok
-nicereply noticeable nozbe numverify nutritionix nylas oanda okta omnisend onedesk onelogin onepagecrm
+nicereply noticeable nozbe nozbeteams numverify nutritionix nylas oanda okta omnisend onedesk onelogin onepagecrm
 onesignal onfleet oopspam openai opencagedata opengraphr openuv openweather optimizely owlbot packagecloud
 pagerduty pandadoc pandascore paperform paralleldots parsehub parseur partnerstack pastebin paydirtapp
 paymoapp paymongo paypal paystack pdflayer pdfshift peopledatalabs pepipost pinata pipedream pipedrive
@@ -52,7 +52,7 @@ pivotaltracker pixabay plaid planetscale planyo plivo podio pollsapi poloniex po
 postbacks posthog postman postmark powrbot prodpad prospectcrm protocolsio proxycrawl pubnub pulumi purestake
 pushbullet pusher qase qualaroo qubole quickmetrics rapidapi rawg razorpay reachmail reallysimplesystems
 rebrandly rechargepayments refiner rentman repairshopr replicate replyio requestfinance restpack revampcrm
-ritekit rocketreach route4me rownd rubygems runrunit salesblink salescookie salesflare salesforce salesmate
+ritekit rocketreach route4me rownd rubygems runrunit runscope salesblink salescookie salesflare salesforce salesmate
 satismeter saucelabs scaleway scalr scrapeowl scraperapi scraperbox scrapestack scrapfly scrapingant
 scrapingbee screenshotapi screenshotlayer securitytrails segment selectpdf sendbird sendgrid sendinblue
 sentry serphouse serpstack sheety sherpadesk shipday shodan shopify shotstack shutterstock signable
