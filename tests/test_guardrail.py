@@ -935,3 +935,22 @@ def test_a_key_behind_a_service_s_name_glued_or_not_and_a_password_in_curly_quot
 ])
 def test_a_tokenizer_class_a_program_a_build_key_a_queue_a_handle_a_pointer_or_a_checksum_is_not_a_secret(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "GET /api/orders HTTP/1.1\nAuthorization: <sCrIpT>alert(88585)</sCrIpT>",
+    '<ftp:inbound-endpoint host="10.0.0.4" port="21" user="mule123" password="mule123"/>',
+    "sqoop import --connect jdbc:teradata://td01/DATABASE=sales --username dbc --password dbc",
+])
+def test_a_scanner_s_markup_probe_or_a_password_that_repeats_the_user_is_not_redacted(text):
+    """A product's default account (Teradata's dbc/dbc) is in its manual; a security scan's probe is markup."""
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("sqoop import --username dbc --password Tr0ub4dor3x", "Tr0ub4dor3x"),
+    ('password="P<a>ss9word"', "P<a>ss9word"),
+    ('user="mule123"\npassword="Mule!2024x"', "Mule!2024x"),
+])
+def test_a_password_unlike_the_user_or_with_a_lone_angle_bracket_is_still_redacted(text, secret):
+    assert secret not in mask(text)

@@ -484,6 +484,7 @@ _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|i
                         r"|[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?)+")
 
 
+_MARKUP = re.compile(r"<[A-Za-z][\w-]{0,20}+(?:[ \t][^<>]{0,200}+)?>[^<]{0,200}+</[A-Za-z]")
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
 # Pieces of a placeholder's name written short: `{sqlPwd2019}`, `{apiKey2024}`, `{dbpass12}`.
 _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
@@ -507,7 +508,24 @@ def _is_placeholder(value: str) -> bool:
         return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F"
     if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
+    if _MARKUP.search(value):
+        return True  # a scanner's probe in a header or a field: `Authorization: <sCrIpT>alert(1)</sCrIpT>`
     return "[REDACTED:" in value or "[REMOVED:" in value
+
+
+# The user given just before a password on the same line or element: `username="admin" password="admin"`,
+# `--username dbc --password dbc`.
+_USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
+_USER_LOOK_BACK = 120
+
+
+def _repeats_user(text: str, name_start: int, value: str) -> bool:
+    """Whether the value is the user name again, as a product's default account (Teradata's dbc/dbc, admin/admin)
+    or a demo's is written: known to everyone who has the product's manual, nothing to hide."""
+    floor = max(0, name_start - _USER_LOOK_BACK)
+    floor = text.rfind("\n", floor, name_start) + 1 or floor
+    users = [match.group(1) for match in _USER_BEFORE.finditer(text, floor, name_start)]
+    return bool(users) and users[-1] == value
 
 
 def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
@@ -593,7 +611,8 @@ def find_named_values(text: str) -> Iterator[Range]:
                 or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
-        if not strength or _echoes_name(value, name) or _translated_label(value):
+        if not strength or _echoes_name(value, name) or _translated_label(value) \
+                or _repeats_user(text, name_start, value):
             continue
         if " " in value and _CREDENTIAL_WORD.search(value):
             continue  # a label or a message: `client_credentials="not a valid password"`, "Enter your API key"
