@@ -954,3 +954,39 @@ def test_a_scanner_s_markup_probe_or_a_password_that_repeats_the_user_is_not_red
 ])
 def test_a_password_unlike_the_user_or_with_a_lone_angle_bracket_is_still_redacted(text, secret):
     assert secret not in mask(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("[database]\nserver = SQL02\\SYNC\nuser = sync_svc\npass = Plum8*Violet*Tide", "Plum8*Violet*Tide"),
+    ("Username:\n  acme-ops\nPassword:\n  Tangerine-Falcon-2291", "Tangerine-Falcon-2291"),
+    ("binddn cn=nslcd,ou=services,dc=corp,dc=acme,dc=io\nbindpw Hx7#Juniper-33\ntls_reqcert demand", "Hx7#Juniper-33"),
+    ('useradd -m backupsvc\necho "backupsvc:Otter!Creek93" | chpasswd', "Otter!Creek93"),
+    ('var gateway = new BraintreeGateway("access_token$production$8n20ktmi6gzxekf2$98155d6b7dad32eddd159677fc5932c1");',
+     "98155d6b7dad32ed"),
+    (("Invoke-RestMethod -Uri https://acme.webhook.office.com/webhookb2/42acda09-7786-4cfe-b0cf-b48bc59ebed6@264663e4-a2d3-"
+      "4d49-91d2-abca71a1cb8d/IncomingWebhook/b62fbb178e906e65127f7254aa4bbe90/8a3344c4-87ab-421b-89e4-ccafc0ef4fed/"
+      "V2e_6vO4yKUZotDT9CxUvScE_wJ5G_I4enmvh2eaqMF_k"), "V2e_6vO4yKUZotDT9CxUvScE"),
+])
+def test_an_ini_pass_a_password_under_its_label_ldap_s_bindpw_chpasswd_braintree_and_teams_v2_are_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    '10.0.4.17 - - [03/Apr/2024:09:12:44 +0000] "POST /oauth/token HTTP/1.1" 400 87 "-" "okhttp/4.12.0"',
+    '"dependencies": {\n  "jsonwebtoken": "^9.0.2",\n  "passport-oauth2": "1.8.0"\n}',
+    '"@acme/auth-client": "github:acme/auth-client#07cb4e207b0e1f8ace0abc97d0eab5a4ba29c464"',
+    "[Service]\nLoadCredential=tls-key:/etc/acme/tls/server.key",
+    "DATABASE_URL=postgres://<user>:<password>@localhost:5432/shop",
+    'Aws.config.update(\n  credentials: Aws::Credentials.new(\n    Rails.application.credentials.dig(:aws, :key)))',
+    "docker run -e KEYCLOAK_ADMIN=admin -e KEYCLOAK_ADMIN_PASSWORD=admin quay.io/keycloak/keycloak:24.0 start-dev",
+    "Password:\n  must contain a digit",
+    "footer now reads:\n    Change-Id: I8dea0168cc20d924a425d41e896660a8ad579b7e",
+    "User jane (id 00uMeTVAPZkS3OjY6gu8) is still in group 00gJONFNjL73zn4fbBzb",
+    "< X-Amz-Cf-Id: ve8uoEEJ9jLcaBsTfe7hfRjlOdkPUTOKBmQ19so2xfRK0-3QvI7ViK==",
+    "binaryData:\n  ca.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURjNUJFeDZxY3pRSVMzblQ4TA==",
+    "KMSKeyNotAccessibleFault: The KMS key arn:aws:kms:eu-central-1:444502138732:key/e81ba74f-96bb-46e6-8949-bc1038b69684",
+    ("db:\n    password: ENC[AES256_GCM,data:y+MWWkiNrsbJcbgE8PrGET/s,iv:1xPE1IdGZap25C8E+FL6SbOZZwVzgsDEmKbY6YANahe=,"
+     "tag:hJ/Ip5fDugtHBVrdXst1Xt==,type:str]"),
+])
+def test_a_protocol_a_version_range_a_pinned_commit_a_file_a_call_a_default_admin_an_id_a_cert_an_arn_or_sops_is_kept(text):
+    assert mask(text) == text

@@ -78,6 +78,9 @@ _REFERENCE_WORDS = frozenset({
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
 }) | CURSOR_WORDS | HANDLE_WORDS
+_ARN_BEFORE = re.compile(r"\barn:[\w.-]*+(?::[\w.*?-]*+){3,5}:$")
+_ARN_LOOK_BACK = 120
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
@@ -239,6 +242,9 @@ def find_context_tokens(text: str) -> Iterator[Range]:
         run = match.group()
         if sum(map(str.isalnum, run)) < _MIN_VALUE:
             continue  # joiners only pad it ("KEY----------BEGIN")
+        if _ARN_BEFORE.search(text, max(0, match.start() - _ARN_LOOK_BACK), match.start()) \
+                or text.startswith("#", match.start() - 1) and _COMMIT.fullmatch(run):
+            continue  # a KMS key's ARN (`…:key/<uuid>`); a commit a dependency is pinned to (`github:org/x#<sha>`)
         names, offset = _split(run, kind)
         # The value, or in a path each segment that a context segment or another value leads to
         # ("…/webhook/<id>/IncomingWebhook/<hex>/<uuid>"), never a file further down a path. Values are

@@ -133,7 +133,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
 # (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
 _NAME_END = re.compile(
-    r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|secret|token|apikey|"
+    r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
@@ -142,9 +142,10 @@ _NAME_END = re.compile(
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
 # (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña"})
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
+                           "pw",  # LDAP's `bindpw`, `rootpw`; `db_pw`
                            "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
                            "test_reporter_id",  # Code Climate's test reporter id uploads coverage as the repository
                            "authtok"})  # sssd's and PAM's bind password: `ldap_default_authtok = …`
@@ -515,7 +516,7 @@ def _is_placeholder(value: str) -> bool:
 
 # The user given just before a password on the same line or element: `username="admin" password="admin"`,
 # `--username dbc --password dbc`.
-_USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
+_USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid|admin)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
 _USER_LOOK_BACK = 120
 
 
@@ -542,6 +543,10 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
         return True
     if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
         return True
+    if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value):
+        return True
+    if value[0] == "@" and _HOST_AFTER.match(value, 1):
+        return True  # `postgres://<user>:<password>@localhost:5432/shop`: the host after a placeholder
     return len(value) <= 8 and text.startswith(("...", "…"), end)
 
 
@@ -660,7 +665,10 @@ def find_named_values(text: str) -> Iterator[Range]:
                 and name != "PWD" and _password_shaped(value, name) and (
                     fallback or separator.strip() == "," and gap.group("close")
                     and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None)
-            if not (default or _mixed_random(value) or _long_random_word(value)
+            # "Password:" ⏎ "  Tangerine-Falcon-2291": a value alone on the line after a password's label
+            alone = "\n" in separator and separator.strip() == ":" and ending.group("word") in _PASSWORD_WORDS \
+                and _VALUE_END.match(text, end) is not None and _password_shaped(value, name)
+            if not (default or alone or _mixed_random(value) or _long_random_word(value)
                     or quoted_match is not None and _looks_random(value) and not _worded(value)
                     or value.isdigit() and len(value) >= 16):
                 continue
@@ -669,8 +677,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
                 continue
         elif strength == 1:
+            # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
             if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
-                    or value.isdigit() and len(value) >= 16):
+                    or value.isdigit() and len(value) >= 16 or ending.group("word") == "pass"):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
             # Spaced `password: value` may be a sentence; `password=x` and quoted values are code or config,
@@ -694,7 +703,7 @@ def find_named_values(text: str) -> Iterator[Range]:
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
-_CALL = re.compile(r"[A-Za-z_$][\w.$]*\(")
+_CALL = re.compile(r"[A-Za-z_$][\w.$:]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _LABEL = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
@@ -738,6 +747,12 @@ _SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]{2,}+[^\n=:]{0,2
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
 # A memory address in a backtrace: `token_cache_put (key=0x7f3c1c0023a0, len=64)`. (A key written in hex is longer.)
 _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
+# After a name in an access log (`"POST /oauth/token HTTP/1.1"`), a package (`"jsonwebtoken": "^9.0.2"`), a
+# systemd credential's name and file (`LoadCredential=tls-key:/etc/tls/server.key`).
+_PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
+_VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
+_NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
+_HOST_AFTER = re.compile(r"[\w-]+(?:\.[\w-]+)*(?::\d{1,5})?(?:/|$)")
 # A digest of a secret names it after a slash: Helm's `checksum/secret: <sha256>` annotation.
 _DIGEST_OF = re.compile(r"(?:checksum|hash|digest|sha\d*|md5)/$")
 _BRACED_VALUE_END = re.compile(r"\}(?!\})")
@@ -809,6 +824,9 @@ _SQL_IDENTIFIED = re.compile(
 _PIPED_LOGIN = re.compile(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|$]{8,300}+)[\"']?[ \t]*\|[ \t]*"
                           r"(?:(?:sudo[ \t]+)?(?:docker|podman|helm|oras|crane|skopeo|buildah|nerdctl)[ \t]+(?:registry[ \t]+)?login\b"
                           r"|sudo[ \t]+(?:-[a-z]+[ \t]+){0,4}-[a-z]*s\b)")
+# `echo "user:password" | chpasswd`: a provisioning script setting an account's password.
+_CHPASSWD = re.compile(r"\becho[ \t]+(?:-[ne][ \t]+)?[\"']?[\w.-]{1,64}+:([^\s\"':|]{1,300}+)[\"']?[ \t]*\|[ \t]*"
+                       r"(?:sudo[ \t]+)?chpasswd\b")
 # A framework's session cookie outside a Cookie header: a logged header map (`cookie=JSESSIONID=…`), a URL's
 # `;jsessionid=…`. Lower-cased.
 _SESSION_ID = re.compile(r"\b(?:jsessionid|phpsessid|asp\.net_sessionid|connect\.sid|laravel_session)=([a-z0-9%._:-]{16,512}+)")
@@ -1066,6 +1084,9 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.start(1), match.start(1) + len(value)
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered or "sudo" in lowered else ()):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
+            yield match.span(1)
+    for match in capped(_CHPASSWD.finditer(text) if "chpasswd" in lowered else ()):
+        if not _is_placeholder(match.group(1)):
             yield match.span(1)
     pairs = 0
     for command in capped(_VAULT_WRITE.finditer(lowered) if "vault" in lowered else ()):

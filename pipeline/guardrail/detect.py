@@ -86,11 +86,18 @@ _PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:
 # Subresource-integrity digests: the algorithm, "-", and standard base64 (no "-" or "_" in it).
 _DIGEST_AT = re.compile(r"sha(?:1|256|384|512)-[A-Za-z0-9+/]{20,200}+={0,2}(?![\w-])")
 _ARMOUR_WINDOW = 4096
+_SOPS_WINDOW = 2048
+# Base64 of "-----BEGIN CERTIFICATE" and "-----BEGIN PUBLIC KEY": a Kubernetes manifest's `ca.crt` or `tls.crt`.
+_PUBLIC_PEM_BASE64 = ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FUR", "LS0tLS1CRUdJTiBQVUJMSUMgS0VZ")
 
 
 def _published(text: str, start: int) -> bool:
+    """Public or encrypted by a tool that holds the key: a digest, a public key or certificate, a SOPS value."""
     before = text[max(0, start - 40):start]
-    if _PUBLISHED_BEFORE.search(before) or _DIGEST_AT.match(text, start):
+    opening = text.rfind("ENC[", max(0, start - _SOPS_WINDOW), start)
+    if text.startswith("ENC[", start) or opening >= 0 and "]" not in text[opening:start]:
+        return True  # inside SOPS's `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
+    if _PUBLISHED_BEFORE.search(before) or _DIGEST_AT.match(text, start) or text.startswith(_PUBLIC_PEM_BASE64, start):
         return True
     # Inside a PUBLIC KEY or CERTIFICATE block: opened before the hit, not closed before it, and nothing but
     # base64 lines between (a truncated block followed by prose hides nothing).

@@ -89,6 +89,14 @@ _STRIPE_OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|s
                                r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}")
 
 
+# Ids with a published shape of their own: Gerrit's Change-Id ("I" and 40 hexadecimal digits), Okta's objects
+# ("00u…" users, "00g…" groups, "0oa…" apps: 20 characters).
+_KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}")
+# Headers that carry a request's id: `X-Amz-Cf-Id: …`, `x-amz-id-2: …`, `X-Request-Id: …`.
+_REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id|x-request-id|x-correlation-id|"
+                                r"x-trace-id|request-id)[ \t]*:[ \t]*$")
+
+
 # An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,
 # `--starting-token …`.
 _CURSOR_BEFORE = re.compile(r"(?i:cursor|(?:page|next|starting|continuation)[-_]?token|scroll_?id|continuation)[\"']?"
@@ -107,7 +115,8 @@ def find_random_tokens(text: str) -> Iterator[Range]:
         if text.startswith(_PUBLIC_BASE64, start):
             continue
         if end - start < _MIN_LENGTH or _STRIPE_OBJECT_ID.fullmatch(text, start, end) \
-                or _CURSOR_BEFORE.search(text, max(0, start - 40), start):
+                or _KNOWN_ID.fullmatch(text, start, end) or _CURSOR_BEFORE.search(text, max(0, start - 40), start) \
+                or _REQUEST_ID_BEFORE.search(text, max(0, start - 40), start):
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)

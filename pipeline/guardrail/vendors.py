@@ -407,11 +407,15 @@ _SHAPED = (
 # parts are matched loosely: tickets write them with other letters too); and a ThingsBoard device token, a
 # segment of its URL whose host and path are worth keeping. Looked for in the whole text; each pattern opens
 # with a literal, so the scan is linear.
-_TEAMS_PATH = r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
+# Since 2024 the URL ends in one more segment, a signature opening with "V2".
+_TEAMS_PATH = (r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
+               r"(?:/V2[A-Za-z0-9_-]{20,100}+)?")
 _ACROSS_RUNS = (
     re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
     re.compile(r"(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/(?P<token>" + _TEAMS_PATH + ")"),
     re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
+    # Braintree's access token: "$" joins the environment, the merchant's id and 32 hexadecimal digits.
+    re.compile(r"(?P<token>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})(?![0-9a-f])"),
     # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
     re.compile(r"(?P<token>ATATT3(?<![A-Za-z0-9]ATATT3)[A-Za-z0-9_=-]{60,512}+)"),
 )
