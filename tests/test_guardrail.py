@@ -990,3 +990,22 @@ def test_an_ini_pass_a_password_under_its_label_ldap_s_bindpw_chpasswd_braintree
 ])
 def test_a_protocol_a_version_range_a_pinned_commit_a_file_a_call_a_default_admin_an_id_a_cert_an_arn_or_sops_is_kept(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Identifiant : compta, mot de passe : Framboise-42-Pluie (celui de la fiche d'installation).", "Framboise-42-Pluie"),
+    ("Логин buh_main, пароль Berezka_77!msk — тот же, что был на старом сервере.", "Berezka_77!msk"),
+    ("Entrei com o usuário suporte e a senha Caju#Praia2023, mas o painel fica em branco.", "Caju#Praia2023"),
+    ("ユーザー名は stg-admin、パスワードは Sakura!Yoru9183 です。", "Sakura!Yoru9183"),
+    ("密码是 Qiang!Mima2024", "Qiang!Mima2024"),
+    ("user is acme_drop, and the password Marigold77$pine btw", "Marigold77$pine"),
+])
+def test_a_password_in_a_sentence_in_french_russian_portuguese_japanese_or_chinese_or_without_is_is_redacted(
+        text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", ["the password field1Name is required", "Change the password policy=strict now",
+                                  "We store the password hashed2x before saving it."])
+def test_the_word_password_before_an_ordinary_word_redacts_nothing(text):
+    assert mask(text) == text

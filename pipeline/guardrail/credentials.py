@@ -845,10 +845,17 @@ _PROSE_CLAUSE = (
 # and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
 # the clause does not end with the value, only a strong password's shape counts.
 _PROSE_CREDENTIAL = re.compile(
-    r"\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord)"
-    r"(?: (?:for|of|to|on|in|für|de|du|pour|para|voor) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
-    r"(?: (?:is|was|is still|=|est|ist|lautet|es|é|era|is nu)(?: ?:)?|:) [\"'`]?([^\s\"'`,;()<>]{8,300}+)"
+    r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord|пароль)"
+    r"|パスワード|密码)"
+    r"(?:(?: (?:for|of|to|on|in|für|de|du|pour|para|voor) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
+    # French writes a space before the colon; Japanese and Chinese say "is" with は and 是
+    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|era|is nu)(?: ?:)?| ?:) |[は是：] ?)|(?P<bare> ))[\"'`]?"
+    r"([^\s\"'`,;()<>]{8,300}+)"
 )
+# Without "is", "the password X" names a password only when X holds a symbol ("and the password Caju#Praia2023",
+# "пароль Berezka_77!msk"): "password reset2024" or "password field1" is prose.
+_SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
+_PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "パスワード", "密码")
 # How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
 _COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}|[A-Z][a-z]+\d+[A-Z][a-z]+")
 _CLAUSE_END = re.compile(r"[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\r?\n)|[ \t]+[-–—][ \t])")
@@ -1052,16 +1059,17 @@ def find_passwords(text: str) -> Iterator[Range]:
         # In a CREATE/ALTER USER statement, quoted whole; unquoted (Oracle), only a machine-made value.
         if (group != "bare" or _mixed_random(value)) and not _is_placeholder(value):
             yield match.span(group)
-    for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if "pw" in lowered or "pass" in lowered or "wort" in lowered
-                        or "contrase" in lowered or "senha" in lowered or "wachtwoord" in lowered else ()):
-        value = _trim(text[match.start(1):match.end(1)])
-        if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start(1) + len(value)) \
+    for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if any(word in lowered for word in _PROSE_WORDS) else ()):
+        value = _trim(text[match.start(2):match.end(2)])
+        if match.group("bare") and not (_SYMBOL.search(value) and _looks_random(value)):
+            continue
+        if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start(2) + len(value)) \
                 and not _looks_random(value):
             continue  # "the password is Argon2id-hashed, so …", "the password is Base64Encoded before it is written"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
-            yield match.start(1), match.start(1) + len(value)
+            yield match.start(2), match.start(2) + len(value)
     for match in capped(_LOGIN_PAIR.finditer(lowered) if any(word in lowered for word in _LOGIN_WORDS) else ()):
         value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
         # Written close (`sso/okta2020`, `promo:Sunflower!9`) it may be a path or a host and port: then only a strong
