@@ -1009,3 +1009,45 @@ def test_a_password_in_a_sentence_in_french_russian_portuguese_japanese_or_chine
                                   "We store the password hashed2x before saving it."])
 def test_the_word_password_before_an_ordinary_word_redacts_nothing(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("define( 'DB_USER', 'wp_blog_user' );\ndefine( 'DB_PASSWORD', 'Blu3Heron.Lake' );", "Blu3Heron.Lake"),
+    ('db, err := sql.Open("mysql", "inv_sync:Hazelnut_Latte8@tcp(mysql-inv.internal:3306)/inventory")',
+     "Hazelnut_Latte8"),
+    ('the password for the shared "fieldtech" account on the Fortinet portal is Marshmallow!Forge3 until SSO works',
+     "Marshmallow!Forge3"),
+    ("@marek use bluebell-Kite-804 to log in as kibana_support, the LDAP mapping is broken", "bluebell-Kite-804"),
+    ("The test user is qa.ops and the password I set this morning is Tidepool#Rover8, it expires", "Tidepool#Rover8"),
+    ("On-call handover: SIM PIN is 480317, voicemail is off.", "480317"),
+    ("Die PIN lautet 905172, die Mailbox ist deaktiviert.", "905172"),
+    ("la password dell'utente tecnico svc_fatture sul server SFTP di Bologna è Limoncello!77.", "Limoncello!77"),
+    ("hasło do konta testowego tester_kasa w systemie kasowym to Pierogi#Babcia5.", "Pierogi#Babcia5"),
+    ("kullanıcısının şifresi: Lale_Istanbul34!", "Lale_Istanbul34!"),
+    ("测试环境管理员账号 admin_test 的密码是 Panda@Chengdu88，请勿外传。", "Panda@Chengdu88"),
+    ("읽기 전용 계정 report_ro 의 비밀번호는 Kimchi2024!Seoul 입니다.", "Kimchi2024!Seoul"),
+])
+def test_wp_config_a_go_dsn_a_long_sentence_a_log_in_instruction_a_pin_and_more_languages_are_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The password strength meter dependency is zxcvbn@4.4.2.",
+    "the password you entered is Incorrect2",
+    "GPIO pin 1234 toggles the relay; pin: 1.2.3 in requirements.txt",
+    "Use SSO to log in",
+    "Cache hit occurred on the primary key Linux-gradle-a10b7f48223e633ee75c8de8488dabd584e87d66aa67c39",
+    "Cache restored from key: Linux-gradle-f76aa949d819269829601d74fd88ef600dc35c84b2a3cdf",
+    "gpg:                using EDDSA key 39B0FA49C1A07E6B7E25EAD56115B15A11DBB2FD",
+    "The following signatures couldn't be verified: NO_PUBKEY 8B48AD6246925553",
+    "The fingerprint for the ECDSA key is\nSHA256:+Kq3Ad9WJvR1gTfL0b7XhNnE2c5sPyM8uVzQ4iOaHjk.",
+    "unattached volumes=[smtp-creds kube-api-access-8pz4n]",
+    "Stripe__ApiKey = @Microsoft.KeyVault(VaultName=kv-ledger-prod;SecretName=StripeApiKey)",
+    "smtp_password: \"{{ lookup('community.hashi_vault.hashi_vault', 'secret=secret/data/ledger:smtp_password') }}\"",
+    '$headers = @{ "X-Api-Key" = $env:API_KEY; "Accept" = "application/json" }',
+    "vault kv put secret/ledger/prod/db username=ledger_app password=@/dev/shm/newpw.txt",
+    '    api_token: "Jeton d\'API"',
+    "login.error.credentials=Nome utente o password non validi",
+])
+def test_a_package_a_gpio_pin_a_cache_key_a_key_id_a_pod_name_a_vault_reference_or_a_label_is_not_a_secret(text):
+    assert mask(text) == text

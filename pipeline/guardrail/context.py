@@ -77,6 +77,8 @@ _REFERENCE_WORDS = frozenset({
     "breadcrumb", "breadcrumbs",
     # "Token alphabet: ABCDEF…": the characters a key may use, listed, not a key
     "alphabet", "alphabets", "charset", "characters", "chars",
+    # "gpg: using EDDSA key 39B0FA49…", "GPG key 3F2A…": a key's id or fingerprint, published to find the key
+    "rsa", "dsa", "ecdsa", "eddsa", "ed25519", "gpg", "pgp",
 }) | CURSOR_WORDS | HANDLE_WORDS
 _ARN_BEFORE = re.compile(r"\barn:[\w.-]*+(?::[\w.*?-]*+){3,5}:$")
 _ARN_LOOK_BACK = 120

@@ -200,7 +200,7 @@ _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
     r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@:]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
-    r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
+    r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:\$?env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
 )
@@ -242,7 +242,7 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in;
     `assigned` says whether the value is given with `=` or quotes."""
     words = _name_words(name)
-    if not words or "public" in words or "publishable" in words:
+    if not words or "public" in words or "publishable" in words or "pubkey" in words:
         return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
     if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
@@ -514,6 +514,22 @@ def _is_placeholder(value: str) -> bool:
     return "[REDACTED:" in value or "[REMOVED:" in value
 
 
+# Kubernetes' generated names: words joined by "-" and a short random suffix or two (`notifier-7d9c6b5f8-q2xkz`).
+_KUBERNETES_NAME = re.compile(r"[a-z]{2,20}(?:-[a-z]{2,20}){1,5}(?:-[a-z0-9]{5,10}){1,2}")
+_WORDS_THEN_DIGEST = re.compile(r"(?:[A-Za-z]{2,20}[-_.]){2,6}[0-9a-f]{16,}")
+_DEFINE_BEFORE = re.compile(r"\bdefine[ \t]*\([ \t]*[\"']$")
+# Before a bare "key", the word that makes it a key into data or a key's id (`NO_PUBKEY …`, "using RSA key …").
+_KEY_OF_DATA_WORDS = frozenset({"primary", "foreign", "sort", "partition", "cache", "row", "index", "lookup", "routing",
+                                "idempotency", "composite", "natural", "surrogate", "rsa", "dsa", "eddsa", "ecdsa",
+                                "ed25519", "gpg", "pgp", "host", "public"})
+_PREVIOUS_WORD = re.compile(r"([a-z0-9]+)[ \t]+$")
+
+
+def _word_before(lowered: str, start: int) -> str:
+    found = _PREVIOUS_WORD.search(lowered, max(0, start - 40), start)
+    return found.group(1) if found else ""
+
+
 # The user given just before a password on the same line or element: `username="admin" password="admin"`,
 # `--username dbc --password dbc`.
 _USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid|admin)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
@@ -545,6 +561,8 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
         return True
     if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value):
         return True
+    if value.startswith(("@Microsoft.KeyVault(", "@/", "@./", "@~/")) or _VAULT_PATH.fullmatch(value):
+        return True  # Azure's Key Vault reference, a value read from a file (`vault kv put … password=@/dev/shm/x`)
     if value[0] == "@" and _HOST_AFTER.match(value, 1):
         return True  # `postgres://<user>:<password>@localhost:5432/shop`: the host after a placeholder
     return len(value) <= 8 and text.startswith(("...", "…"), end)
@@ -601,6 +619,11 @@ def find_named_values(text: str) -> Iterator[Range]:
         if named is None:
             continue
         name, name_start = named
+        if separator.strip() == "," and quoted_match is not None and gap.group("close") \
+                and _DEFINE_BEFORE.search(lowered, max(0, name_start - 20), name_start):
+            separator = "="  # PHP's `define('DB_PASSWORD', '…')` (WordPress' wp-config.php) assigns
+        if name.lower() == "key" and _word_before(lowered, name_start) in _KEY_OF_DATA_WORDS:
+            continue  # "the primary key Linux-gradle-f76a…", "using EDDSA key 3F2A…": a key into data, a key's id
         braced = value.startswith("{")
         if quoted_match is None and text.startswith(";", name_start - 1) and (braced or text.startswith("&", end)):
             # In a connection string only ";" ends a value, or "}" one in braces: `Uid=bi;Pwd=Sable&Fox&2023;`,
@@ -674,8 +697,12 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue
             if strength == 1 and len(value) < 16:
                 continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
+            if _KUBERNETES_NAME.fullmatch(value):
+                continue  # a pod's or volume's name in a listing: `smtp-creds kube-api-access-8pz4n`
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
                 continue
+        elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
+            continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
             # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
             if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
@@ -706,7 +733,7 @@ _FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
-_LABEL = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
+_LABEL = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?: [^\W\d_]+(?:['’-][^\W\d_]+)*)+")
 # Google's app password: four groups of four small letters ("ljlm lbou ylrn kppe"), no label.
 _APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")
 _ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
@@ -743,7 +770,7 @@ _URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
 _CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
 # Words that go on to the end of the line after a value: a sentence, not a setting.
-_SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]{2,}+[^\n=:]{0,200}+$", re.MULTILINE)
+_SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]++[^\n=:]{0,200}+$", re.MULTILINE)
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
 # A memory address in a backtrace: `token_cache_put (key=0x7f3c1c0023a0, len=64)`. (A key written in hex is longer.)
 _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
@@ -752,6 +779,8 @@ _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
 _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
+# A path in Vault or a lookup of one: `secret=secret/data/ledger:smtp_password`.
+_VAULT_PATH = re.compile(r"(?:secret|secrets|kv|kv-v2|database|pki|transit)/[\w./-]{1,200}+(?::[\w.-]{1,80}+)?")
 _HOST_AFTER = re.compile(r"[\w-]+(?:\.[\w-]+)*(?::\d{1,5})?(?:/|$)")
 # A digest of a secret names it after a slash: Helm's `checksum/secret: <sha256>` annotation.
 _DIGEST_OF = re.compile(r"(?:checksum|hash|digest|sha\d*|md5)/$")
@@ -845,17 +874,33 @@ _PROSE_CLAUSE = (
 # and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
 # the clause does not end with the value, only a strong password's shape counts.
 _PROSE_CREDENTIAL = re.compile(
-    r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord|пароль)"
-    r"|パスワード|密码)"
-    r"(?:(?: (?:for|of|to|on|in|für|de|du|pour|para|voor) (?:[^ .,;:!?\n]{1,30}+ ){0,4}?[^ .,;:!?\n]{1,30}+)?"
-    # French writes a space before the colon; Japanese and Chinese say "is" with は and 是
-    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|era|is nu)(?: ?:)?| ?:) |[は是：] ?)|(?P<bare> ))[\"'`]?"
-    r"([^\s\"'`,;()<>]{8,300}+)"
+    r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord|пароль|"
+    r"hasło|hasła|şifresi|şifre)|パスワード|密码|비밀번호)"
+    r"(?:(?: (?:for|of|to|on|in|für|von|vom|zum|zur|des|de|du|pour|para|del|do|da|dos|das|di|dell|della|dello|"
+    r"dla|w|voor|van)['’ ](?:[^ .,;:!?\n]{1,30}+ ){0,9}?[^ .,;:!?\n]{1,30}+)?"
+    # French writes a space before the colon; Japanese, Chinese and Korean say "is" with は, 是 and 는
+    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest)(?: ?:)?| ?:) |[は是：는은] ?)"
+    # a few other words before "is" ("the password I set this morning is …"): only a value with a symbol counts
+    r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,5}?) (?:is|was|est|ist|es|é|è|era|to|jest) "
+    r"|(?P<bare> ))[\"'`]?"
+    r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」]{8,300}+)"
 )
 # Without "is", "the password X" names a password only when X holds a symbol ("and the password Caju#Praia2023",
 # "пароль Berezka_77!msk"): "password reset2024" or "password field1" is prose.
 _SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
-_PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "パスワード", "密码")
+_PACKAGE_VERSION = re.compile(r"@?[\w./-]{1,100}+@[\^~]?\d[\w.-]{0,40}+[.,;!?]?")
+_PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "hasł", "şifre", "パスワード", "密码",
+                "비밀번호")
+# "use bluebell-Kite-804 to log in as kibana_support", "usa Tortuga#Playa9 para entrar". Lower-cased.
+_USE_TO_LOG_IN = re.compile(r"\b(?:use|usa|utilise|utilisez|verwende|nutze|gebruik)[ \t]+[\"'`]?([^\s\"'`]{8,64}+)[\"'`]?"
+                            r"[ \t]+(?:to (?:log|sign) ?in|para entrar|para acceder|pour (?:se|vous) connecter|"
+                            r"zum (?:anmelden|einloggen)|om in te loggen)\b")
+# A PIN given as one: "SIM PIN is 480317", "Die PIN lautet 905172", "PIN: 615209". In capitals only: a pin of a
+# chip or a dependency ("pin 13", "pin: 1.2.3") is no secret.
+_PIN = re.compile(r"\bPIN(?:[- ]?(?:[Cc]ode|[Kk]od))?(?:[ \t]+(?:is|was|lautet|ist|est|es|è|to|jest|wynosi)[ \t]*:?|[ \t]*[:=])"
+                  r"[ \t]*(\d{4,8})(?!\d|[.,:/-]\d)")
+# Go's MySQL driver: `sql.Open("mysql", "user:password@tcp(host:3306)/db")`.
+_GO_DSN = re.compile(r"[\"'`][\w.-]{1,64}+:([^\s\"'`@/]{1,300}+)@(?:tcp|unix|udp)\(")
 # How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
 _COMPOUND_ADJECTIVE = re.compile(r"\w+-[a-z]{3,}|[A-Z][a-z]+\d+[A-Z][a-z]+")
 _CLAUSE_END = re.compile(r"[\"'`]?(?:[.,;!?)](?:\s|$)|[ \t]*(?:$|\r?\n)|[ \t]+[-–—][ \t])")
@@ -1060,16 +1105,18 @@ def find_passwords(text: str) -> Iterator[Range]:
         if (group != "bare" or _mixed_random(value)) and not _is_placeholder(value):
             yield match.span(group)
     for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if any(word in lowered for word in _PROSE_WORDS) else ()):
-        value = _trim(text[match.start(2):match.end(2)])
-        if match.group("bare") and not (_SYMBOL.search(value) and _looks_random(value)):
+        value = _trim(text[match.start("value"):match.end("value")])
+        if _PACKAGE_VERSION.fullmatch(value):
+            continue  # "the strength meter dependency is zxcvbn@4.4.2."
+        if (match.group("bare") or match.group("words")) and not (_SYMBOL.search(value) and _looks_random(value)):
             continue
-        if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start(2) + len(value)) \
+        if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start("value") + len(value)) \
                 and not _looks_random(value):
             continue  # "the password is Argon2id-hashed, so …", "the password is Base64Encoded before it is written"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
         if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
-            yield match.start(2), match.start(2) + len(value)
+            yield match.start("value"), match.start("value") + len(value)
     for match in capped(_LOGIN_PAIR.finditer(lowered) if any(word in lowered for word in _LOGIN_WORDS) else ()):
         value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
         # Written close (`sso/okta2020`, `promo:Sunflower!9`) it may be a path or a host and port: then only a strong
@@ -1094,6 +1141,17 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in capped(_CHPASSWD.finditer(text) if "chpasswd" in lowered else ()):
+        if not _is_placeholder(match.group(1)):
+            yield match.span(1)
+    for match in capped(_USE_TO_LOG_IN.finditer(lowered) if " to " in lowered or " para " in lowered
+                        or " pour " in lowered or " zum " in lowered or " om " in lowered else ()):
+        value = text[match.start(1):match.end(1)]
+        if _looks_random(value) and not _is_placeholder(value):
+            yield match.span(1)
+    for match in capped(_PIN.finditer(text) if "PIN" in text else ()):
+        if not _is_placeholder(match.group(1)) and len(set(match.group(1))) > 2:
+            yield match.span(1)
+    for match in capped(_GO_DSN.finditer(text) if "@tcp(" in text or "@unix(" in text or "@udp(" in text else ()):
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     pairs = 0

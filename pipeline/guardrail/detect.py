@@ -77,7 +77,7 @@ def _repeated_unit(value: str) -> bool:
 # Published by design, whatever their shape: content digests (npm's and SRI's `integrity sha512-…`, go.sum's
 # `h1:…`, an image's `sha256:…`, yarn's `….tgz#<sha1>`), the body of an SSH public key, of a PUBLIC KEY block or
 # of a value named a public key, Stripe's publishable key.
-_PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:]$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
+_PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:][+/]?$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
                                r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
                                r"|(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
                                r"pk_live_|pk_test_)[ \t]*$"
