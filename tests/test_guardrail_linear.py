@@ -36,6 +36,9 @@ UNITS = [
     "-----BEGIN PUBLIC KEY-----\n", "ssh-rsa ", "asdfasdf",
     "|", "|| ", "| password | Xk3fj29dk |\n", "||User||Password||\n", "|---", "login: a / ", "a/",
     "https://aB3xY9kL2mN8pQ4rT5vWxyz@", "the password is ",
+    "password for a b c d e f g h i j k l ", "password I set is ", "hasło do a b to ", "비밀번호는 ", "use Ab!1xyzw9 to log in ",
+    "PIN is 1234 ", "\"u:p@tcp(", "define('DB_PASSWORD', '", "primary key ", "ENC[", "echo a:Ab!1xyzw9 | chpasswd\n",
+    "user=a password=a ", "arn:aws:kms:a:1:key/", "access_token$production$",
 ]
 
 
