@@ -516,12 +516,12 @@ def _is_placeholder(value: str) -> bool:
 
 # Kubernetes' generated names: words joined by "-" and a short random suffix or two (`notifier-7d9c6b5f8-q2xkz`).
 _KUBERNETES_NAME = re.compile(r"[a-z]{2,20}(?:-[a-z]{2,20}){1,5}(?:-[a-z0-9]{5,10}){1,2}")
+# A cache key or an artifact's name: words, then a digest (`Linux-gradle-f76aa949d819…`).
 _WORDS_THEN_DIGEST = re.compile(r"(?:[A-Za-z]{2,20}[-_.]){2,6}[0-9a-f]{16,}")
+# PHP's `define('DB_PASSWORD', …)` up to the name: the call assigns its second argument to the first.
 _DEFINE_BEFORE = re.compile(r"\bdefine[ \t]*\([ \t]*[\"']$")
-# Before a bare "key", the word that makes it a key into data or a key's id (`NO_PUBKEY …`, "using RSA key …").
-_KEY_OF_DATA_WORDS = frozenset({"primary", "foreign", "sort", "partition", "cache", "row", "index", "lookup", "routing",
-                                "idempotency", "composite", "natural", "surrogate", "rsa", "dsa", "eddsa", "ecdsa",
-                                "ed25519", "gpg", "pgp", "host", "public"})
+# Before a bare "key", the word that makes it a key into data or a key's id ("the primary key …", "using RSA key …").
+_KEY_OF_DATA_WORDS = _DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public"}
 _PREVIOUS_WORD = re.compile(r"([a-z0-9]+)[ \t]+$")
 
 
