@@ -1051,3 +1051,7 @@ def test_wp_config_a_go_dsn_a_long_sentence_a_log_in_instruction_a_pin_and_more_
 ])
 def test_a_package_a_gpio_pin_a_cache_key_a_key_id_a_pod_name_a_vault_reference_or_a_label_is_not_a_secret(text):
     assert mask(text) == text
+
+
+def test_an_unclosed_sops_value_does_not_hide_a_password_on_a_later_line():
+    assert "Tr0ub4dor3x!" not in mask("x: ENC[AES256_GCM,data:abc\npassword: Tr0ub4dor3x!")

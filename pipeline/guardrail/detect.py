@@ -95,8 +95,9 @@ def _published(text: str, start: int) -> bool:
     """Public or encrypted by a tool that holds the key: a digest, a public key or certificate, a SOPS value."""
     before = text[max(0, start - 40):start]
     opening = text.rfind("ENC[", max(0, start - _SOPS_WINDOW), start)
-    if text.startswith("ENC[", start) or opening >= 0 and "]" not in text[opening:start]:
-        return True  # inside SOPS's `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`
+    if text.startswith("ENC[", start) or opening >= 0 and "]" not in text[opening:start] \
+            and "\n" not in text[opening:start]:
+        return True  # inside SOPS's `ENC[AES256_GCM,data:…,iv:…,tag:…,type:str]`, always on one line
     if _PUBLISHED_BEFORE.search(before) or _DIGEST_AT.match(text, start) or text.startswith(_PUBLIC_PEM_BASE64, start):
         return True
     # Inside a PUBLIC KEY or CERTIFICATE block: opened before the hit, not closed before it, and nothing but
