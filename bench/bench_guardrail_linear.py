@@ -31,6 +31,9 @@ UNITS = [
     "AKIA", "tskey-", "SG.", "-----BEGIN RSA PRIVATE KEY-----", "$2b$12$", "aB3xY9kL2mN8pQ4r ", "A1b2",
     "deadbeef", "deadbeef ", "cloudsmith ", "secret ", "a_", "a-b-", "1 ", "12-", "+1 ", "(415) 555-01",
     "4111 1111 1111 1111 ", "DE89 ", "a", "-", "=", "\n", " ", "\\n", "%40",
+    "password for a b c d e f g h i j k l ", "password I set is ", "hasło do a b to ", "비밀번호는 ", "use Ab!1xyzw9 to log in ",
+    "PIN is 1234 ", "\"u:p@tcp(", "define('DB_PASSWORD', '", "primary key ", "ENC[", "echo a:Ab!1xyzw9 | chpasswd\n",
+    "user=a password=a ", "arn:aws:kms:a:1:key/", "access_token$production$",
 ]
 CONFIG = load_default_config()
 
