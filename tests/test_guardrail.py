@@ -1055,3 +1055,50 @@ def test_a_package_a_gpio_pin_a_cache_key_a_key_id_a_pod_name_a_vault_reference_
 
 def test_an_unclosed_sops_value_does_not_hide_a_password_on_a_later_line():
     assert "Tr0ub4dor3x!" not in mask("x: ENC[AES256_GCM,data:abc\npassword: Tr0ub4dor3x!")
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("java -jar jenkins-cli.jar -s https://ci.example.nl/ -auth deploybot:Fietsen!Regen42 stop-builds", "Fietsen!Regen42"),
+    ('.option("url", "jdbc:oracle:thin:@//crm-db:1521/CRMP")\n.option("password", "Kestrel7_Lagoon")',
+     "Kestrel7_Lagoon"),
+    ('network={\n    ssid="STORE-MUC-KIOSK"\n    psk="KaffeeUndKuchen24"\n}', "KaffeeUndKuchen24"),
+    ("username netadmin privilege 15 password 0 R0uter@Harbour", "R0uter@Harbour"),
+    ("lftp -u edi_kessler,'Pelican!Bay2020' -e \"mirror --only-newer /outbound\" ftp.partner.de", "Pelican!Bay2020"),
+    ("net user svc_backup Bergsteiger!1990 /add /passwordchg:no", "Bergsteiger!1990"),
+    ("cmdkey /add:prn01.corp.local /user:CORP\\printsvc /pass:Lavendel-2023", "Lavendel-2023"),
+    ('Shell "net use Z: \\\\fs-fin-01\\controlling Sonnenblume77 /user:FIN\\kbauer /persistent:no"', "Sonnenblume77"),
+    ("security add-generic-password -a builder -s \"ci-signing\" -w 'MangoTango!55'", "MangoTango!55"),
+    ("keytool -genkeypair -keystore wl.jks -alias wl -storepass Albatross_1987 -keypass Albatross_1987",
+     "Albatross_1987"),
+    ("steamcmd +login lantern_build Kartoffel!Salat93 +run_app_build app_build.vdf +quit", "Kartoffel!Salat93"),
+    ("GRANT SELECT ON shop.* TO 'looker'@'10.%' IDENTIFIED BY 'Porcupine9!Dawn';", "Porcupine9!Dawn"),
+    ("ALTER ROLE grafana_ro WITH LOGIN PASSWORD 'Juniper-Falls-81';", "Juniper-Falls-81"),
+    ("sqlplus -s gl_batch/Ledger2024Close@FINPRD @/opt/fin/sql/close_period.sql", "Ledger2024Close"),
+    ("[security]\nadmin_user = labadmin\nadmin_password = Wombat&Biscuit3\n", "Wombat&Biscuit3"),
+    ("ipmitool -I lanplus -H 10.20.0.41 -U ADMIN -P 'Serverraum#2017' chassis power status", "Serverraum#2017"),
+    ("mosquitto_pub -h mqtt.lab.local -p 8883 -u sensor_gw -P 'Gewaechshaus22' -t gh/temp -m 21.4", "Gewaechshaus22"),
+    ("[10:42] maria.k: login is fieldtech, password Harbour-Gull-58 until Friday", "Harbour-Gull-58"),
+    ("Senha nova: Jabuticaba@2023\nPor favor não coloquem em planilha.", "Jabuticaba@2023"),
+    ("het wachtwoord voor de gedeelde mailbox facturen@vandijk.nl is Stroopwafel!42", "Stroopwafel!42"),
+    ("Lösenordet till Grafana-admin i labbmiljön är Kanelbulle_2024 tills vidare.", "Kanelbulle_2024"),
+    ("heslo k účtu build na Jenkinsu je Knedlik&Zeli9 — prosím", "Knedlik&Zeli9"),
+    ("password akun admin untuk printer server di lantai 2: NasiGoreng!77", "NasiGoreng!77"),
+    ("كلمة مرور حساب الدعم الفني على بوابة الموردين هي Qahwa#Falcon31", "Qahwa#Falcon31"),
+])
+def test_tools_own_login_syntaxes_sql_grants_an_ini_value_with_an_ampersand_and_more_sentences_are_redacted(
+        text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Expected:\nA username & password prompt after the HTTP request failed",
+    "psql -h db.internal -U postgres -p 5432 -d shop",
+    "mysql -u root -P 3306 shop",
+    "paid with Visa •••• 1881 (exp 08/27), 3-D Secure completed",
+    "https://shop.example/login?user=a&password=&next=/cart",
+    "ALTER USER bob PASSWORD EXPIRE;",
+    "security create-keychain -p \"\" build.keychain",
+    "net user bob * /add",
+])
+def test_a_prompt_a_port_an_expiry_date_an_empty_value_or_a_prompting_tool_is_not_a_secret(text):
+    assert mask(text) == text

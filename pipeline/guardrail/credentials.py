@@ -133,7 +133,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
 # (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
 _NAME_END = re.compile(
-    r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|secret|token|apikey|"
+    r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
@@ -142,10 +142,11 @@ _NAME_END = re.compile(
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
 # (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw"})
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw", "psk"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
                            "pw",  # LDAP's `bindpw`, `rootpw`; `db_pw`
+                           "psk",  # a Wi-Fi network's pre-shared key: wpa_supplicant's `psk="…"`
                            "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
                            "test_reporter_id",  # Code Climate's test reporter id uploads coverage as the repository
                            "authtok"})  # sssd's and PAM's bind password: `ldap_default_authtok = …`
@@ -176,7 +177,8 @@ _WORD_SPLIT = re.compile(r"[_.\-\s]+")
 # `val token: String? = "…"`, TypeScript's `const secret: string = '…'`. Lower-cased.
 _TYPE_ANNOTATION = r":[ \t]*[a-z_][\w.]{0,40}+(?:<[\w ,.?]{0,60}+>)?[?!]?(?:\[\])?[ \t]*=(?![=>])"
 # A command line's long option whose value follows after a space: `helm repo add … --password …`.
-_FLAG_BEFORE = re.compile(r"(?:^|[ \t])--(?:[a-z0-9]{1,20}+-){0,4}$")
+# A single dash and a glued prefix count too: keytool's `-storepass …`, `-keypass …`.
+_FLAG_BEFORE = re.compile(r"(?:^|[ \t])--?(?:[a-z0-9]{1,20}+-){0,4}[a-z0-9]{0,20}+$")
 # A Dockerfile's `ENV NAME value`, its older form of `ENV NAME=value`.
 _DOCKER_ENV = re.compile(r"[ \t]*ENV[ \t]+[A-Za-z_][\w.-]*")
 # "secretValue", "token_value": the credential itself, not one of several numbered or staged ones.
@@ -223,6 +225,7 @@ _NOT_SECRET_WORDS = frozenset({
     "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
     "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
     "env",  # keytool's `-storepass:env VAR` reads the password from a variable
+    "open sesame",  # RFC 2617's example (`Aladdin` / `open sesame`), copied into docs and tests everywhere
 })
 # Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
 _AROUND_WORD = "!?\"'“”‘’\ufffd"
@@ -327,12 +330,22 @@ def _password_shaped(value: str, name: str) -> bool:
         return False
     parts = _JOINED.split(value)
     words = [part for part in parts if part.isalpha()]
-    # Capitalised words joined with a number are a passphrase ("Tulip_Orchard_88"); lower-case ones a name.
-    passphrase = len(words) > 1 and all(word[0].isupper() and word[1:].islower() for word in words)
+    # Capitalised words joined with a number are a passphrase ("Tulip_Orchard_88", "Kanelbulle_2024"); lower-case
+    # ones a name.
+    passphrase = len(words) >= 1 and all(word[0].isupper() and word[1:].islower() for word in words)
     if len(parts) > 1 and not passphrase \
             and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
         return False
     return not _names_a_field(value) and _alphanumeric(value).lower() != _alphanumeric(name).lower()
+
+
+def _capitalised_passphrase(value: str) -> bool:
+    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88" (not "reset-flow-2")."""
+    parts = _JOINED.split(value)
+    words = [part for part in parts if part.isalpha()]
+    return len(parts) > 2 and len(words) >= 2 and any(len(part) >= 2 and part.isdigit() for part in parts) \
+        and value.isascii() \
+        and all(word[0].isupper() and word[1:].islower() for word in words)
 
 
 def _names_a_field(value: str) -> bool:
@@ -395,6 +408,7 @@ def _trim(value: str) -> str:
 # Longer values are judged by their first characters and redacted whole: many names packed into one long
 # value ("tskey-tskey-…") must not each copy and scan the rest of the text.
 _LONG_VALUE = 1024
+_NON_SPACE = re.compile(r"\S{0,1024}+")
 
 
 def _bare_value(text: str, start: int, run_end: int) -> tuple[str, int]:
@@ -518,8 +532,10 @@ def _is_placeholder(value: str) -> bool:
 _KUBERNETES_NAME = re.compile(r"[a-z]{2,20}(?:-[a-z]{2,20}){1,5}(?:-[a-z0-9]{5,10}){1,2}")
 # A cache key or an artifact's name: words, then a digest (`Linux-gradle-f76aa949d819…`).
 _WORDS_THEN_DIGEST = re.compile(r"(?:[A-Za-z]{2,20}[-_.]){2,6}[0-9a-f]{16,}")
-# PHP's `define('DB_PASSWORD', …)` up to the name: the call assigns its second argument to the first.
-_DEFINE_BEFORE = re.compile(r"\bdefine[ \t]*\([ \t]*[\"']$")
+# A call that assigns its second argument to the first, up to the name: PHP's `define('DB_PASSWORD', …)`,
+# Spark's `.option("password", …)`, `props.setProperty("password", …)`, `conf.set(…)`, `map.put(…)`.
+_DEFINE_BEFORE = re.compile(r"\b(?:define|option|set|put|setproperty|setenv|putenv|property|config|conf)"
+                            r"[ \t]*\([ \t]*[\"']$")
 # Before a bare "key", the word that makes it a key into data or a key's id ("the primary key …", "using RSA key …").
 _KEY_OF_DATA_WORDS = _DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public"}
 _PREVIOUS_WORD = re.compile(r"([a-z0-9]+)[ \t]+$")
@@ -607,6 +623,10 @@ def find_named_values(text: str) -> Iterator[Range]:
         else:
             start = value_start
             value, end = _bare_value(text, start, bare.match(start))
+            if text.startswith("&", end) and gap.group("sep").strip() in ("=", ":") \
+                    and gap.group("sep") != gap.group("sep").strip():
+                # spaced, a setting's line (`admin_password = Wombat&Biscuit3`), not a URL's query: "&" is the value's
+                value, end = _bare_value(text, start, _NON_SPACE.match(text, start).end())
         fallback = _FALLBACK.fullmatch(separator.strip()) is not None
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
@@ -621,7 +641,7 @@ def find_named_values(text: str) -> Iterator[Range]:
         name, name_start = named
         if separator.strip() == "," and quoted_match is not None and gap.group("close") \
                 and _DEFINE_BEFORE.search(lowered, max(0, name_start - 20), name_start):
-            separator = "="  # PHP's `define('DB_PASSWORD', '…')` (WordPress' wp-config.php) assigns
+            separator = "="  # `define('DB_PASSWORD', '…')` (WordPress' wp-config.php), `.option("password", "…")`
         if name.lower() == "key" and _word_before(lowered, name_start) in _KEY_OF_DATA_WORDS:
             continue  # "the primary key Linux-gradle-f76a…", "using EDDSA key 3F2A…": a key into data, a key's id
         braced = value.startswith("{")
@@ -663,7 +683,7 @@ def find_named_values(text: str) -> Iterator[Range]:
         if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
                                           or ending.group("word") == "secret"
                                           and name.islower() and "-" in name and _OBJECT_NAME.fullmatch(value)):
-            continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'open sesame'` is a
+            continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'purple monkey dishwasher'` is a
             # passphrase); an annotation's `auth-secret: basic-auth` names a Kubernetes Secret
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
@@ -767,8 +787,8 @@ _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/\"]{1,
 # clone URL (`https://<token>@github.com/…`).
 _URL_TOKEN_USER = re.compile(r"://(?<=[A-Za-z0-9]://)([^\s/:@\"'<>]{20,300}+)@")
 # `curl -u user:pass`, `--user user:pass`, `-p password` after `-u user`, `sshpass -p x`.
-_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
-_CLI_PASSWORD = re.compile(r"(?:-u[ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-p[ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
+_CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth|auth)[ =\t]+[\"']?([^\s:\"']{0,100}+)[\"']?:[\"']?([^\s\"']{0,300}+)")
+_CLI_PASSWORD = re.compile(r"(?:-[uU][ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-[pP][ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
 # Words that go on to the end of the line after a value: a sentence, not a setting.
 _SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]++[^\n=:]{0,200}+$", re.MULTILINE)
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
@@ -795,13 +815,24 @@ _TOOL_PASSWORD = re.compile(
     r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+|"
     r"(?i:net[ \t]+use)\b[^\n|;&]{0,200}?[ \t]/user:\S{1,100}+[ \t]+(?![/*])|"
-    r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText))"
+    r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText)|"
+    # Cisco IOS (`username x privilege 15 password 0 …`, `enable secret 7 …`), lftp's `-u user,pass`, Windows'
+    # `net user name pass /add`, `cmdkey … /pass:…`, `net use X: \\srv\share pass /user:…`, macOS's `security …
+    # -w pass`, steamcmd's `+login user pass`
+    r"(?:\busername[ \t]+\S{1,64}+[ \t]+privilege[ \t]+\d{1,2}[ \t]+(?:password|secret)[ \t]+(?:[07][ \t]+)?|"
+    r"(?:\busername[ \t]+\S{1,64}+|\benable)[ \t]+(?:password|secret)[ \t]+[07][ \t]+)|"
+    r"\blftp\b[^\n|;&]{0,200}?[ \t]-u[ \t]+[\"']?[^\s,\"']{1,64}+[\"']?,|"
+    r"(?i:net[ \t]+user)[ \t]+[^\s/]{1,64}+[ \t]+(?![/*])|(?i:cmdkey)\b[^\n|;&]{0,200}?[ \t]/pass:|"
+    r"(?i:net[ \t]+use)[ \t]+(?:[A-Za-z]:[ \t]+)?\\\\\S{1,200}+[ \t]+(?![/*])(?=\S{1,300}+[ \t]+/user:)|"
+    r"\bsecurity[ \t]+(?:add-generic-password|add-internet-password|unlock-keychain|create-keychain|"
+    r"set-keychain-password)\b[^\n|;&]{0,300}?[ \t]-[wpP][ \t]+)"
     r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
-    r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)"
+    r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)|(?<!\S)\+login[ \t]+[^\s+]{1,64}+[ \t]+([^\s+'\"]{1,300}+)"
 )
 # What each of these patterns cannot match without: each opens with a word alternation the engine would try at
 # every position of every text.
-_TOOL_WORDS = ("sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass")
+_TOOL_WORDS = ("sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass",
+               "username", "enable", "lftp", "net user", "cmdkey", "security", "+login")
 _CALL_WORDS = ("auth", "credential", "connect", "pdo", "mysqli", ".login")
 _LOGIN_WORDS = ("log", "sign", "cred", "user")
 # A user and a password given to a client as literals: Python's `auth=("bot", "…")` and `HTTPBasicAuth("bot", "…")`,
@@ -846,13 +877,20 @@ def _key_as_user(user: str) -> bool:
 # SQL's `IDENTIFIED BY 'x'` (Oracle, MySQL); a password piped into a registry login (`echo x | docker login
 # --password-stdin`). Lower-cased.
 _SQL_IDENTIFIED = re.compile(
-    r"\b(?:create|alter)[ \t]+(?:user|role|login)[ \t]+(?:if not exists[ \t]+)?[\w@'\"`.%-]{1,100}+[ \t]+"
+    r"\b(?:(?:create|alter)[ \t]+(?:user|role|login)[ \t]+(?:if not exists[ \t]+)?[\w@'\"`.%-]{1,100}+[ \t]+"
+    r"|grant\b[^;\n]{1,300}?[ \t]to[ \t]+[\w@'\"`.%-]{1,100}+[ \t]+)"
     r"identified[ \t]+(?:with[ \t]+[\w'\"`]{1,60}+[ \t]+)?by[ \t]+(?:password[ \t]+)?"
     r"(?:'(?P<q1>[^'\n]{1,300}+)'|\"(?P<q2>[^\"\n]{1,300}+)\"|`(?P<q3>[^`\n]{1,300}+)`|(?P<bare>[^\s\"'`;]{4,300}+))"
 )
 _PIPED_LOGIN = re.compile(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|$]{8,300}+)[\"']?[ \t]*\|[ \t]*"
                           r"(?:(?:sudo[ \t]+)?(?:docker|podman|helm|oras|crane|skopeo|buildah|nerdctl)[ \t]+(?:registry[ \t]+)?login\b"
                           r"|sudo[ \t]+(?:-[a-z]+[ \t]+){0,4}-[a-z]*s\b)")
+# PostgreSQL's `CREATE ROLE x WITH LOGIN PASSWORD '…'`, SQL Server's `CREATE LOGIN x WITH PASSWORD = '…'`. Lower-cased.
+_SQL_PASSWORD = re.compile(r"\b(?:create|alter)[ \t]+(?:user|role|login)\b[^;\n]{1,200}?[ \t]password[ \t]*=?[ \t]*"
+                           r"(?:'(?P<q1>[^'\n]{1,300}+)'|\"(?P<q2>[^\"\n]{1,300}+)\")")
+# Oracle's tools logging in as `user/password@database`: `sqlplus -s gl_batch/…@FINPRD`.
+_ORACLE_LOGIN = re.compile(r"\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:[ \t]+-\w+)*+[ \t]+[\w$#.]{1,64}+/"
+                           r"([^\s@/'\"(),;]{1,300}+)(?=@|\s|$)")
 # `echo "user:password" | chpasswd`: a provisioning script setting an account's password.
 _CHPASSWD = re.compile(r"\becho[ \t]+(?:-[ne][ \t]+)?[\"']?[\w.-]{1,64}+:([^\s\"':|]{1,300}+)[\"']?[ \t]*\|[ \t]*"
                        r"(?:sudo[ \t]+)?chpasswd\b")
@@ -873,24 +911,30 @@ _PROSE_CLAUSE = (
 # For a password the sentence may go on ("the keystore password is ksR3lease#2022 but …", "pw: blueOcean!23 —"),
 # and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
 # the clause does not end with the value, only a strong password's shape counts.
+_PROSE_WORD = r"(?:[^ .,;:!?\n]|\.(?=[^\s.]))+"  # a word of the clause; a dot inside it (a host, an address) is kept
 _PROSE_CREDENTIAL = re.compile(
     r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord|пароль|"
-    r"hasło|hasła|şifresi|şifre)|パスワード|密码|비밀번호)"
-    r"(?:(?: (?:for|of|to|on|in|für|von|vom|zum|zur|des|de|du|pour|para|del|do|da|dos|das|di|dell|della|dello|"
-    r"dla|w|voor|van)['’ ](?:[^ .,;:!?\n]{1,30}+ ){0,9}?[^ .,;:!?\n]{1,30}+)?"
+    r"hasło|hasła|şifresi|şifre|lösenord(?:et)?|heslo|mật khẩu|kata sandi|كلمة (?:ال)?مرور)|パスワード|密码|비밀번호)"
+    # "Senha nova: …" ("new password" is read the other way round)
+    r"(?: (?:nova|novo|nueva|nuevo|nouveau|nouvelle|neu|neue|neues|nuova|nuovo|nieuw|nieuwe|nytt|nové|mới|baru))?"
+    r"(?:"
+    r"(?: (?:for|of|to|on|in|für|von|vom|zum|zur|des|de|du|pour|para|del|do|da|dos|das|di|dell|della|dello|"
+    r"dla|w|voor|van|till|i|k|na|untuk|của|cho)['’ ](?:" + _PROSE_WORD + r" ){0,9}?" + _PROSE_WORD + r")?"
     # French writes a space before the colon; Japanese, Chinese and Korean say "is" with は, 是 and 는
-    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest)(?: ?:)?| ?:) |[は是：는은] ?)"
+    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|هي|هو)(?: ?:)?| ?:) "
+    r"|[は是：는은] ?)"
     # a few other words before "is" ("the password I set this morning is …"): only a value with a symbol counts
-    r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,5}?) (?:is|was|est|ist|es|é|è|era|to|jest) "
-    r"|(?P<bare> ))[\"'`]?"
+    r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,8}?)(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|هي|هو)| ?:) "
+    r"|(?P<bare> )"
+    r")[\"'`]?"
     r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」]{8,300}+)"
 )
 # Without "is", "the password X" names a password only when X holds a symbol ("and the password Caju#Praia2023",
 # "пароль Berezka_77!msk"): "password reset2024" or "password field1" is prose.
 _SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
-_PACKAGE_VERSION = re.compile(r"@?[\w./-]{1,100}+@[\^~]?\d[\w.-]{0,40}+[.,;!?]?")
-_PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "hasł", "şifre", "パスワード", "密码",
-                "비밀번호")
+_PACKAGE_VERSION = re.compile(r"@?[\w./-]{1,100}+@[\^~]?\d{1,6}\.\d[\w.-]{0,40}+[.,;!?]?")
+_PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "hasł", "şifre", "lösenord", "heslo",
+                "mật khẩu", "kata sandi", "مرور", "パスワード", "密码", "비밀번호")
 # "use bluebell-Kite-804 to log in as kibana_support", "usa Tortuga#Playa9 para entrar". Lower-cased.
 _USE_TO_LOG_IN = re.compile(r"\b(?:use|usa|utilise|utilisez|verwende|nutze|gebruik)[ \t]+[\"'`]?([^\s\"'`]{8,64}+)[\"'`]?"
                             r"[ \t]+(?:to (?:log|sign) ?in|para entrar|para acceder|pour (?:se|vous) connecter|"
@@ -1087,6 +1131,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         line_start = text.rfind("\n", max(0, match.start() - 200), match.start()) + 1
         if text[match.start(1) - 1].isspace() and _PROMPTING_CLIENT.search(text, line_start, match.start()):
             continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
+        if match.group(1).isdigit() and len(match.group(1)) <= 5:
+            continue  # `psql -U postgres -p 5432`, `mysql -u root -P 3306`: a port
         if not _is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_TOOL_PASSWORD.finditer(text) if any(word in lowered for word in _TOOL_WORDS) else ()):
@@ -1108,7 +1154,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         value = _trim(text[match.start("value"):match.end("value")])
         if _PACKAGE_VERSION.fullmatch(value):
             continue  # "the strength meter dependency is zxcvbn@4.4.2."
-        if (match.group("bare") or match.group("words")) and not (_SYMBOL.search(value) and _looks_random(value)):
+        if (match.group("bare") or match.group("words")) and not (
+                _SYMBOL.search(value) and _looks_random(value) or _capitalised_passphrase(value)):
             continue
         if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start("value") + len(value)) \
                 and not _looks_random(value):
@@ -1139,6 +1186,13 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.start(1), match.start(1) + len(value)
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered or "sudo" in lowered else ()):
         if not _is_placeholder(text[match.start(1):match.end(1)]):
+            yield match.span(1)
+    for match in capped(_SQL_PASSWORD.finditer(lowered) if "password" in lowered else ()):
+        group = match.lastgroup or "q1"
+        if not _is_placeholder(text[match.start(group):match.end(group)]):
+            yield match.span(group)
+    for match in capped(_ORACLE_LOGIN.finditer(text) if "/" in text else ()):
+        if not _is_placeholder(match.group(1)) and not match.group(1).startswith("nolog"):
             yield match.span(1)
     for match in capped(_CHPASSWD.finditer(text) if "chpasswd" in lowered else ()):
         if not _is_placeholder(match.group(1)):
