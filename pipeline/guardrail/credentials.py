@@ -225,7 +225,6 @@ _NOT_SECRET_WORDS = frozenset({
     "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
     "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
     "env",  # keytool's `-storepass:env VAR` reads the password from a variable
-    "open sesame",  # RFC 2617's example (`Aladdin` / `open sesame`), copied into docs and tests everywhere
 })
 # Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
 _AROUND_WORD = "!?\"'“”‘’\ufffd"
@@ -683,7 +682,7 @@ def find_named_values(text: str) -> Iterator[Range]:
         if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
                                           or ending.group("word") == "secret"
                                           and name.islower() and "-" in name and _OBJECT_NAME.fullmatch(value)):
-            continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'purple monkey dishwasher'` is a
+            continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'open sesame'` is a
             # passphrase); an annotation's `auth-secret: basic-auth` names a Kubernetes Secret
         if name.lower() == "pwd" and _PATH.match(value):
             continue  # the shell's working directory
