@@ -1127,7 +1127,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(password):
             yield match.span(2)
     for match in capped(_CLI_PASSWORD.finditer(text)):
-        line_start = text.rfind("\n", max(0, match.start() - 200), match.start()) + 1
+        floor = max(0, match.start() - 200)
+        line_start = text.rfind("\n", floor, match.start()) + 1 or floor  # bounded: a line may be the whole text
         if text[match.start(1) - 1].isspace() and _PROMPTING_CLIENT.search(text, line_start, match.start()):
             continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
         if match.group(1).isdigit() and len(match.group(1)) <= 5:
