@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from reqgate.pipeline.guardrail.budget import MAX_CONTEXT_READS, PROBE, capped, judged_once
 from reqgate.pipeline.guardrail.entropy import shannon_entropy
 from reqgate.pipeline.guardrail.shapes import (
+    ARN_BEFORE,
+    ARN_LOOK_BACK,
     CURSOR_WORDS,
     HANDLE_WORDS,
     ORDINARY_CREDENTIAL_ENDINGS,
@@ -80,8 +82,6 @@ _REFERENCE_WORDS = frozenset({
     # "gpg: using EDDSA key 39B0FA49…", "GPG key 3F2A…": a key's id or fingerprint, published to find the key
     "rsa", "dsa", "ecdsa", "eddsa", "ed25519", "gpg", "pgp",
 }) | CURSOR_WORDS | HANDLE_WORDS
-_ARN_BEFORE = re.compile(r"\barn:[\w.-]*+(?::[\w.*?-]*+){3,5}:$")
-_ARN_LOOK_BACK = 120
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
@@ -244,7 +244,7 @@ def find_context_tokens(text: str) -> Iterator[Range]:
         run = match.group()
         if sum(map(str.isalnum, run)) < _MIN_VALUE:
             continue  # joiners only pad it ("KEY----------BEGIN")
-        if _ARN_BEFORE.search(text, max(0, match.start() - _ARN_LOOK_BACK), match.start()) \
+        if ARN_BEFORE.search(text, max(0, match.start() - ARN_LOOK_BACK), match.start()) \
                 or text.startswith("#", match.start() - 1) and _COMMIT.fullmatch(run):
             continue  # a KMS key's ARN (`…:key/<uuid>`); a commit a dependency is pinned to (`github:org/x#<sha>`)
         names, offset = _split(run, kind)

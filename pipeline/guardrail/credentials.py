@@ -16,6 +16,8 @@ from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, 
 from reqgate.pipeline.guardrail.context import find_context_tokens
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.shapes import (
+    ARN_BEFORE,
+    ARN_LOOK_BACK,
     CURSOR_WORDS,
     HANDLE_WORDS,
     ORDINARY_CREDENTIAL_ENDINGS,
@@ -653,7 +655,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             if braced and _is_placeholder(value[1:-1]):
                 continue  # `Pwd={%ODBC_PWD%}`
         if text.startswith("${", max(0, name_start - 2)) \
-                or _ARN_BEFORE.search(text, max(0, name_start - 160), name_start) is not None \
+                or ARN_BEFORE.search(text, max(0, name_start - ARN_LOOK_BACK), name_start) is not None \
                 or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None \
                 or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
@@ -755,8 +757,6 @@ _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _LABEL = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*(?: [^\W\d_]+(?:['’-][^\W\d_]+)*)+")
 # Google's app password: four groups of four small letters ("ljlm lbou ylrn kppe"), no label.
 _APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")
-_ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
-                         r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
 # CloudFormation's dynamic reference (`{{resolve:secretsmanager:prod/db:SecretString:password}}`) names where a
 # secret is kept; a Terraform block's labels (`resource "google_secret_manager_secret" "db-secret"`) name objects.
 _NOT_A_SETTING_BEFORE = re.compile(r"\{\{resolve:[^}\n]{0,160}+$|\b(?:resource|data)[ \t]+\"$")

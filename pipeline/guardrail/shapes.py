@@ -9,6 +9,11 @@ from bisect import bisect_right
 from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+# An ARN up to its resource (`arn:aws:kms:eu-central-1:444502138732:key/`, also with CloudFormation's `${AWS::Region}`):
+# what follows names a key or a secret, it is not one.
+ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
+                        r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
+ARN_LOOK_BACK = 160
 # Words that name a position in a listing ("nextPageToken", "continuation token", "endCursor", `--starting-token`):
 # the token beside them pages through results and logs nobody in.
 CURSOR_WORDS = frozenset({"page", "pagination", "paging", "continuation", "cursor", "scroll", "sync", "starting"})
