@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from reqgate.bot.logging import scrub_text
@@ -25,19 +27,17 @@ from reqgate.pipeline.guardrail import mask
 from reqgate.pipeline.guardrail.detect import KINDS
 from reqgate.pipeline.guardrail.injection import detect_injections
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.hostile_units import FORM_UNITS
+
 UNITS = [
     'password="', "password: ", "password=", "pwd=", "<password>", "key: ", "token abc123def456 ", "token:\n",
     "Authorization: ", "Bearer ", "-u a:", "://u:p@", "@", "a@b.", "x@a-", "eyJ", "eyJaaaaa.", "ghp_", "sk-",
     "AKIA", "tskey-", "SG.", "-----BEGIN RSA PRIVATE KEY-----", "$2b$12$", "aB3xY9kL2mN8pQ4r ", "A1b2",
     "deadbeef", "deadbeef ", "cloudsmith ", "secret ", "a_", "a-b-", "1 ", "12-", "+1 ", "(415) 555-01",
     "4111 1111 1111 1111 ", "DE89 ", "a", "-", "=", "\n", " ", "\\n", "%40",
-    "password for a b c d e f g h i j k l ", "password I set is ", "hasło do a b to ", "비밀번호는 ", "use Ab!1xyzw9 to log in ",
-    "PIN is 1234 ", "\"u:p@tcp(", "define('DB_PASSWORD', '", "primary key ", "ENC[", "echo a:Ab!1xyzw9 | chpasswd\n",
-    "user=a password=a ", "arn:aws:kms:a:1:key/", "access_token$production$",
-    "username a privilege 1 password 0 ", "lftp -u a,", "net user a ", "cmdkey /pass:", "security add-generic-password -w ",
-    " +login a ", "sqlplus a/", "GRANT x TO a IDENTIFIED BY '", "CREATE ROLE a PASSWORD '", "-U a -P ", "pw = b&",
-    '.option("password", "', "senha nova: ", "كلمة مرور ",
 ]
+UNITS += FORM_UNITS
 CONFIG = load_default_config()
 
 

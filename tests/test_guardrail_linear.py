@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from reqgate.pipeline.guardrail import mask
 from reqgate.pipeline.guardrail.detect import KIND_BY_NAME, KINDS, _repeated_secrets, detect
+from tests.hostile_units import FORM_UNITS
 
 SIZE = 100 * 1024
 BUDGET_S = 0.1
@@ -36,13 +37,8 @@ UNITS = [
     "-----BEGIN PUBLIC KEY-----\n", "ssh-rsa ", "asdfasdf",
     "|", "|| ", "| password | Xk3fj29dk |\n", "||User||Password||\n", "|---", "login: a / ", "a/",
     "https://aB3xY9kL2mN8pQ4rT5vWxyz@", "the password is ",
-    "password for a b c d e f g h i j k l ", "password I set is ", "hasło do a b to ", "비밀번호는 ", "use Ab!1xyzw9 to log in ",
-    "PIN is 1234 ", "\"u:p@tcp(", "define('DB_PASSWORD', '", "primary key ", "ENC[", "echo a:Ab!1xyzw9 | chpasswd\n",
-    "user=a password=a ", "arn:aws:kms:a:1:key/", "access_token$production$",
-    "username a privilege 1 password 0 ", "lftp -u a,", "net user a ", "cmdkey /pass:", "security add-generic-password -w ",
-    " +login a ", "sqlplus a/", "GRANT x TO a IDENTIFIED BY '", "CREATE ROLE a PASSWORD '", "-U a -P ", "pw = b&",
-    '.option("password", "', "senha nova: ", "كلمة مرور ",
 ]
+UNITS += FORM_UNITS
 
 
 def _too_slow(kind_find, text: str) -> float | None:
