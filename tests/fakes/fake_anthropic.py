@@ -382,9 +382,11 @@ class FakeAnthropic:
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
-        # Requests being answered at this moment, and the most there ever were: the client's concurrency.
+        # Requests of this test being answered at this moment, and the most there ever were: the client's
+        # concurrency. A request a previous test gave up on (a timeout) may still be answered; it is not counted.
         self.in_flight = 0
         self.most_at_once = 0
+        self._generation = 0
         # (received, answered) wall-clock times of every request: how busy the client kept the API.
         self.busy: list[tuple[float, float]] = []
 
@@ -458,7 +460,8 @@ class FakeAnthropic:
             self._script.clear()
             self._cache_prefixes.clear()
             holds, self._holds = self._holds, []
-            self.most_at_once = self.in_flight
+            self._generation += 1
+            self.in_flight = self.most_at_once = 0
         self.default_responder = default_reply
         for hold in holds:
             hold.release()
@@ -486,6 +489,7 @@ class FakeAnthropic:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         handler._reqgate_received = time.time()  # type: ignore[attr-defined]
         with self._lock:
+            handler._reqgate_generation = self._generation  # type: ignore[attr-defined]
             self.in_flight += 1
             self.most_at_once = max(self.most_at_once, self.in_flight)
         try:
@@ -499,8 +503,9 @@ class FakeAnthropic:
             return
         handler._reqgate_answered = True  # type: ignore[attr-defined]
         with self._lock:
-            self.in_flight -= 1
-            self.busy.append((handler._reqgate_received, time.time()))  # type: ignore[attr-defined]
+            if handler._reqgate_generation == self._generation:  # type: ignore[attr-defined]
+                self.in_flight -= 1
+                self.busy.append((handler._reqgate_received, time.time()))  # type: ignore[attr-defined]
 
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
