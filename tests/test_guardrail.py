@@ -506,6 +506,23 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     assert masked.endswith(" in the header.")
 
 
+@pytest.mark.parametrize("prefix", ["ffio-u-", "myapp_", "acme-live-"])
+def test_a_long_random_part_after_a_named_prefix_is_redacted(prefix):
+    part = _random_token(48, prefix)
+    masked = mask(f"The integration uses {prefix}{part} for uploads.")
+    assert part[:8] not in masked and part[-8:] not in masked, masked
+    assert masked.endswith(" for uploads.")
+
+
+@pytest.mark.parametrize("text", [
+    "Branch feature-add-the-new-configuration-option-for-tenant-admins-7 was merged.",
+    "Module com_example_reporting_DailyAggregationJobScheduler_v2 failed to load.",
+    "Frontend config: stripePublishableKey: \"pk_live_51si3OnzDZKIP41TG5GbCCZpSVwpqFGgTHSZ6P2FqkIsRP1gIs0rR8m\"",
+])
+def test_names_made_of_words_and_publishable_keys_stay_beside_the_prefix_rule(text):
+    assert mask(text) == text
+
+
 @pytest.mark.parametrize("text", [
     "The build ran on build-agent-07.eu-west-1.compute.internal at 10:42.",
     "See uploads/2024-05-01/screenshot-final-version.png and release-notes-v2.3.4.md.",

@@ -120,6 +120,29 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)
+        elif (part := _prefixed_part(text, start, end)) is not None and random(text[part[0]:part[1]]):
+            yield part
+
+
+# A name before a long random part is a token's prefix ("ffio-u-<64 random>", "myapp_<40 random>"); the part is
+# judged on its own, at a length no slug or identifier part reaches. "/" and "+" are base64's own characters, so a
+# blob is never cut at them.
+_PREFIX_JOINERS = re.compile(r"[-_]+")
+_PREFIXED_PART = 32
+
+
+def _prefixed_part(text: str, start: int, end: int) -> Range | None:
+    longest: Range | None = None
+    position = start
+    for joiner in capped(_PREFIX_JOINERS.finditer(text, start, end)):
+        if longest is None or joiner.start() - position > longest[1] - longest[0]:
+            longest = (position, joiner.start())
+        position = joiner.end()
+    if longest is None:
+        return None
+    if end - position > longest[1] - longest[0]:
+        longest = (position, end)
+    return longest if longest[1] - longest[0] >= _PREFIXED_PART else None
 
 
 # A random token's further dot-joined segments (a JWT-like "<header>.<payload>.<signature>"): "." ends a run
