@@ -6,10 +6,13 @@ from __future__ import annotations
 import base64
 import re
 from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from reqgate.pipeline.config import InjectionSettings
+from reqgate.pipeline.guardrail.budget import capped
 from reqgate.pipeline.guardrail.injection_families import Gated, Trigger, compiled_families
 from reqgate.pipeline.guardrail.normalize import normalize
 from reqgate.pipeline.guardrail.shapes import code_ranges, inside
@@ -37,7 +40,7 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 def detect_injections(text: str, settings: InjectionSettings) -> list[tuple[int, int]]:
     """Original-offset ranges of the enabled families' and the configured patterns' matches, merged."""
     plan = _plan(compiled_families(tuple(settings.families)) + _configured(tuple(settings.patterns)))
-    return merge_ranges(_find(text, plan) + _encoded(text, plan))
+    return merge_ranges(_find(text, plan) + _encoded(text, plan) + _spelled(text, plan))
 
 
 @lru_cache(maxsize=32)
@@ -81,6 +84,42 @@ def _encoded(text: str, plan: _Plan) -> list[tuple[int, int]]:
             if decoded and _find(decoded, plan):
                 ranges.append(match.span())
     return ranges
+
+
+# Words spelled out one letter at a time to slip past word patterns: "I|g|n|o|r|e| |a|l|l", "i g n o r e  a l l",
+# "시@스@템". Within such a run the commonest separator joins letters and any other one parts words.
+_SPELLED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ |@*.\-_~+/^#]{1,3}){4,}[^\W\d_](?![^\W\d_])")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _spelled(text: str, plan: _Plan) -> list[tuple[int, int]]:
+    """Passages of `text` flagged once its spelled-out runs are written as words."""
+    runs = list(capped(_SPELLED.finditer(text)))
+    if not runs:
+        return []
+    joined: list[str] = []
+    origin: list[int] = []  # the original offset of each character of `joined`
+    position = 0
+    for run in runs:
+        joined.append(text[position:run.start()])
+        origin.extend(range(position, run.start()))
+        letters = list(_LETTER.finditer(text, run.start(), run.end()))
+        gaps = [text[a.end():b.start()] for a, b in pairwise(letters)]
+        counts = Counter(gaps)
+        most = max(counts.values())
+        # The first of the commonest, so that every process joins a tie the same way.
+        joiner = next(gap for gap in gaps if counts[gap] == most)
+        for letter, gap in zip(letters, [*gaps, joiner], strict=True):
+            joined.append(letter.group())
+            origin.append(letter.start())
+            if gap != joiner:
+                joined.append(" ")
+                origin.append(letter.end())
+        position = run.end()
+    joined.append(text[position:])
+    origin.extend(range(position, len(text)))
+    origin.append(len(text))
+    return [(origin[start], origin[end - 1] + 1) for start, end in _find("".join(joined), plan)]
 
 
 def _find(text: str, plan: _Plan) -> list[tuple[int, int]]:

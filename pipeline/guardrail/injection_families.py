@@ -66,6 +66,11 @@ _OVERRIDE = [
     rf"(?:told|given|instructed)|(?:was |i )?(?:said|told you|written|stated) (?:above|before|previously|earlier)|"
     rf"(?:above|before|previously|so far)\b)",
     rf"\b{_OVERRIDE_VERB} (?:all |any )?(?:of )?(?:your|the) (?:instructions|rules|guidelines|programming)\b",
+    # everything written so far, or the instructions named before where they stand: "ignore all previous text",
+    # "ignore the directions above" (not "discard all previous input", "ignore the instructions above if …")
+    r"\b(?:ignore|disregard) (?:all|everything) (?:of )?(?:the )?(?:previous|prior|preceding|above) text\b",
+    r"\b(?:ignore|disregard|forget) (?:all )?(?:of )?the (?:instructions|directions|directives) above\b"
+    r"(?! (?:if|when|for|unless|in case|on|to)\b)",
     r"\b(?:new|updated|real|actual|true|secret|hidden|revised|override) (?:system )?instructions? ?:",
     r"\byour (?:new|real|actual|true|only|sole|primary|next|updated) (?:task|objective|goal|job|mission|purpose|"
     r"role|instructions?|directive) (?:is|are|will be|now is|:)",
@@ -94,6 +99,10 @@ _OVERRIDE = [
     r"이전(?:의)? (?:모든 )?(?:지시|지침|명령|지시사항)(?:을|를)? ?무시",  # Hangul folds to letters: no [을를] class
     r"पिछले (?:सभी )?निर्देश(?:ों)? (?:की अनदेखी|को अनदेखा|को नज़रअंदाज़)",
     r"(?:تجاهل|تجاهلي|انس) (?:جميع )?(?:التعليمات|الأوامر|التوجيهات) (?:السابقة)",
+    # hi, hi-Latn: the previous instructions (not "old rules", a policy notice's words) forgotten, said familiarly
+    r"पिछले (?:सभी |सारे )?(?:निर्देश|निर्देशों)(?: को)? (?:भूल जाओ|भूलो|अनदेखा करो|इग्नोर करो)",
+    r"\b(?:purane|pichhle|pichle|saare|sare) (?:[^ .!?]{1,30} ){0,2}(?:instructions|instruction|nirdesh)(?: ko)? "
+    r"(?:[^ .!?]{1,30} )?(?:bhool ja|bhul ja|ignore kar|mat maan)",
     # de
     rf"\b(?:ignorier|vergiss|vergessen sie|missachte|uberspring|ubergehe|verwirf)\w{{0,3}} {G3}"
     rf"(?:vorherigen|bisherigen|obigen|vorigen|fruheren|vorangegangenen|alten|deine|ihre|alle) {G2}"
@@ -164,6 +173,8 @@ _PERSONA = [
     r"moral or ethical|ethical or moral)\b",
     r"\b(?:never|not|don'?t|doesn'?t|won'?t|cannot|can'?t|will not|do not) refuse (?:any|a|to answer|to respond|"
     r"user|requests?|my|the user|anything)\b",
+    r"\b(?:answer|respond|reply)(?: me| freely)? without (?:any )?(?:restrictions|censorship)\b",
+    r"\b(?:continue|proceed) as (?:an? |the )?(?:[a-z0-9.-]{1,20} ){0,2}(?:language model|llm)\b",
     r"\b(?:play|playing|act as|acting as|simulate|simulating) (?:two|2|three|3) (?:characters|entities|personas|"
     r"roles|ais|personalities)\b",
     r"\b(?:fictional|hypothetical|imaginary|virtual|evil|rogue) (?:ai|language model|chatbot|ai assistant|llm|"
@@ -288,6 +299,10 @@ _EXTRACTION = [
     r"твои инструкции|исходные инструкции)",
     r"(?:输出|显示|打印|重复|告诉我|透露|泄露|展示)[^。！？\n]{0,8}(?:系统提示|系统消息|初始指令|原始指令|你的指令|你的提示)",
     r"(?:システムプロンプト|初期指示|最初の指示|元の指示)[^。！？\n]{0,10}(?:表示|教えて|出力|見せて|繰り返)",
+    # ko / hi-Latn: asked of "you" familiarly ("…보여줘", "apna … dikhao"), not a specification's "보여주세요"
+    r"(?:시스템 ?프롬프트|system prompt|숨겨진 (?:지시|지침|규칙|명령|정책))(?:를|을|와|과|는|의)? (?:[^ .!?]{1,30} ){0,3}"
+    r"(?:출력해줘|보여줘|보여 줘|알려줘|알려 줘|공개해줘)(?!야)",
+    r"\b(?:apna|apne|tumhara|tera) system prompt (?:[^ .!?]{1,30} ){0,2}(?:batao|bata do|dikhao|dikha do|nikalo)\b",
 ]
 
 # -- forged conversation delimiters and tags -----------------------------------------------------------------
@@ -357,6 +372,13 @@ _ADDRESSED = [
     rf"\b(?:misspell|scramble|substitute (?:the )?letters in|combine (?:the )?words in|group (?:the )?letters in|"
     rf"(?:reverse|invert) the order of (?:the )?(?:letters|words) in) (?:[^ .!?]{{1,30}} ){{0,4}}your "
     rf"(?:{_ANSWER}|message|messages)\b",
+    # … or disguised, ordered at the start of a sentence ("Write your reply backward.", not "the API returns your
+    # response in base64")
+    rf"(?:^|[.!?:] )(?:write|give|provide|render|express|put|encode|format) your {_ANSWER} (?:in reverse|backwards?|"
+    rf"in base ?(?:32|64)|in morse|in rot-?13|in leetspeak|in pig latin|using emojis|in emojis|as emojis)\b",
+    rf"(?:^|[.!?:] )(?:apply|use|run) (?:an? )?(?:[^ .!?]{{1,30}} ){{0,2}}(?:cipher|emoji substitution) (?:to|on|over|"
+    rf"for) (?:[^ .!?]{{1,30}} ){{0,3}}(?:(?:in|of) )?your {_ANSWER}\b",
+    r"(?:^|[.!?:] )(?:reply|respond|answer) (?:in reverse|backwards?)(?:[.!]|$)",
     # de / fr / es / pt / it / ru / zh / ja
     r"\b(?:hinweis|anweisung|nachricht) (?:an|fur) (?:die |den )?(?:ki|ai|llm|sprachmodell|assistenten|bot|"
     r"prufer)\b",
