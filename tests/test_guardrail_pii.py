@@ -31,6 +31,17 @@ def test_ibans_of_countries_outside_swifts_registry_are_redacted(country):
     assert mask(f"Refund to {_grouped(iban)} please.") == "Refund to [REDACTED:iban] please."
 
 
+@pytest.mark.parametrize("written", ["NO 93 8601 1117 947", "NO93.8601.11.17947", "NO 93 8601.11.17947"])
+def test_an_iban_with_a_space_after_the_country_or_a_national_account_number_dots_is_redacted(written):
+    assert mask(f"Pay to {written} by Friday.") == "Pay to [REDACTED:iban] by Friday."
+
+
+@pytest.mark.parametrize("text", ["Pay to NO 94 8601 1117 947 by Friday.", "Version NO93.8601.11.17948 shipped.",
+                                  "No 93 8601 1117 947 is the count."])
+def test_a_wrong_check_digit_or_a_mixed_case_country_is_no_iban_however_written(text):
+    assert mask(text) == text
+
+
 def test_iban_check_digits_00_01_and_99_are_never_issued():
     for check in ("00", "01", "99"):
         iban = _iban("GB", check)

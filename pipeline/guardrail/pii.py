@@ -341,13 +341,15 @@ IBAN_LENGTHS = {
     "JE": 22, "KM": 27, "MA": 28, "MF": 27, "MG": 27, "ML": 28, "MQ": 27, "MZ": 25, "NC": 27, "NE": 28,
     "PF": 27, "PM": 27, "RE": 27, "SN": 28, "TD": 27, "TF": 27, "TG": 28, "WF": 27, "YE": 30, "YT": 27,
 }
-# Written compact or in groups of four: "DE89370400440532013000", "DE89 3704 0044 0532 0130 00".
-_IBAN = re.compile(r"[A-Za-z](?<![A-Za-z0-9][A-Za-z])[A-Za-z]\d{2}(?:[ -]?[A-Za-z0-9]){11,30}")
+# Written compact or in groups: "DE89370400440532013000", "DE89 3704 0044 0532 0130 00", with a space after the
+# country ("NO 93 8601 1117 947") or dots where a national account number has them ("NO93.8601.11.17947").
+_IBAN = re.compile(r"[A-Za-z](?<![A-Za-z0-9][A-Za-z])[A-Za-z] ?\d{2}(?:[ .-]?[A-Za-z0-9]){11,30}")
+_IBAN_HEAD = re.compile(r"[A-Za-z]{2} ?\d{2}")
 
 
 # The rest of an IBAN after its first four characters, by total length, each character maybe after one
-# space or dash.
-_IBAN_BODIES = {length: re.compile(r"(?:[ -]?[A-Za-z0-9]){%d}" % (length - 4)) for length in set(IBAN_LENGTHS.values())}
+# space, dot or dash.
+_IBAN_BODIES = {length: re.compile(r"(?:[ .-]?[A-Za-z0-9]){%d}" % (length - 4)) for length in set(IBAN_LENGTHS.values())}
 
 
 def iban_ok(compact: str) -> bool:
@@ -371,7 +373,8 @@ def find_ibans(text: str) -> Iterator[Range]:
         if length is None:
             continue
         # The greedy match may run on into the next word ("... 0130 00 FOR"); keep the country's length.
-        body = _IBAN_BODIES[length].match(text, match.start() + 4)
+        head = _IBAN_HEAD.match(text, match.start())
+        body = _IBAN_BODIES[length].match(text, match.start() + len(head.group())) if head else None
         if body is None or (body.end() < len(text) and text[body.end()].isalnum()):
             continue
         end = body.end()
@@ -379,7 +382,7 @@ def find_ibans(text: str) -> Iterator[Range]:
         letters = [c for c in written if c.isalpha()]
         if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters)):
             continue  # "LV80 bANK 0000…": one case or the other, as written by hand or by a system
-        compact = written.replace(" ", "").replace("-", "").upper()
+        compact = written.replace(" ", "").replace("-", "").replace(".", "").upper()
         if iban_ok(compact):
             position = end
             yield match.start(), end
