@@ -42,6 +42,15 @@ def test_a_wrong_check_digit_or_a_mixed_case_country_is_no_iban_however_written(
     assert mask(text) == text
 
 
+@pytest.mark.parametrize("text", ["我的电话号码是+44 20 7946 0958，明天打给我", "電話は+81 3-1234-5678です", "전화+82 2-312-3456 주세요"])
+def test_a_phone_number_glued_to_chinese_japanese_or_korean_text_is_redacted(text):
+    assert "[REDACTED:phone]" in mask(text) and "7946" not in mask(text) and "1234-5678" not in mask(text)
+
+
+def test_digits_glued_to_a_latin_word_stay_part_of_it():
+    assert mask("Build abc+44 20 7946 0958 failed") == "Build abc+44 20 7946 0958 failed"
+
+
 def test_iban_check_digits_00_01_and_99_are_never_issued():
     for check in ("00", "01", "99"):
         iban = _iban("GB", check)

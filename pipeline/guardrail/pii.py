@@ -93,8 +93,11 @@ def find_emails(text: str) -> Iterator[Range]:
 # A digit group after a space ("DE89 3704 0044 …") continues a longer code, not a number of its own; an area
 # code in brackets may start one ("(415) 666-7777 (800) 443-1223").
 _PHONE_RUN_MAX = 25
+# Chinese, Japanese and Korean leave no space before a number ("请拨打0343 15 555 1212"); a letter of any other
+# script before the digits makes them part of a word or an id.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _PHONE_CANDIDATE = re.compile(
-    rf"[+(0-9](?<![\w.+/:@#-][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
+    rf"[+(0-9](?<![.+/:@#-][+(0-9])(?<![^\W{_CJK}][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
 _PHONE_RUN_CHAR = re.compile(r"[0-9 ()./-]")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORD = re.compile(
