@@ -8,4 +8,6 @@ FORM_UNITS = [
     "username a privilege 1 password 0 ", "lftp -u a,", "net user a ", "cmdkey /pass:", "security add-generic-password -w ",
     " +login a ", "sqlplus a/", "GRANT x TO a IDENTIFIED BY '", "CREATE ROLE a PASSWORD '", "-U a -P ", "pw = b&",
     '.option("password", "', "senha nova: ", "كلمة مرور ",
+    "hasło do a (b: c) to ", "пароль a (b) — ", "密码已经改成 ", "MINIO_USER: a\nMINIO_PASSWORD: ", "--ask-vault-pass ",
+    '"n":"', "payment_intent: pi_", "msg = \"{a} ",
 ]

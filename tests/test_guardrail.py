@@ -506,6 +506,35 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     assert masked.endswith(" in the header.")
 
 
+@pytest.mark.parametrize("text", [
+    "environment:\n  MINIO_ROOT_USER: minioadmin\n  MINIO_ROOT_PASSWORD: minioadmin\n",
+    "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app_dev",
+    "Users in Brazil get: 504 Gateway Timeout. Request ID: Qm9vZ2xlX0Nsb3VkRnJvbnRfMjAyNF9pZF9YeDdLcTJ3",
+    "payment_intent: pi_3Pxmii7Euf22sLE9Ax0OHAKh\nMessageSid: SM0ce02e0c60cf11524a6a8ba1de4f880f",
+    '{"kty":"RSA","e":"AQAB","n":"G_K1IiORLnSjfMJSBICxFCSYlGeNTBFX49OzRXhE3HUxdlczq10HP2IlKBxd"}',
+    'auth.error.invalid_password = "Mot de passe incorrect. Il vous reste {remaining} tentative(s)."',
+    "The play fails: I forgot --ask-vault-pass in the command.",
+    "class ApiToken < ApplicationRecord\n  has_secure_token :token_digest_source, length: 36\nend",
+    "Poison message key: order_xitv98633job",
+    "$ aws s3api head-object --bucket nw-assets-prod --key img/hero/summer-24@2x.webp",
+    "パスワードは12文字以上で入力してください",
+])
+def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_secrets(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Het wachtwoord voor de SFTP-server (user nw_upload, host sftp.transfast.nl) is Tulp&Molen_4471", "Tulp&Molen_4471"),
+    ("hasło do panelu administracyjnego hostingu (login: nw-admin) to Wiosna!Kasztan77", "Wiosna!Kasztan77"),
+    ("новый пароль root на сервере мониторинга (mon-01.msk) — Ryabina_83!zq", "Ryabina_83!zq"),
+    ("测试环境 MySQL 的 root 密码已经改成 Qk7#mZ2$vL9p 了。", "Qk7#mZ2$vL9p"),
+    ("RabbitMQ yönetim paneli şifresi Galata.Kulesi_1348 (kullanıcı: odeme_test).", "Galata.Kulesi_1348"),
+    ('{"kty":"EC","crv":"P-256","d":"Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"}', "Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"),
+])
+def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_member_are_redacted(text, secret):
+    assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)
+
+
 @pytest.mark.parametrize("prefix", ["ffio-u-", "myapp_", "acme-live-"])
 def test_a_long_random_part_after_a_named_prefix_is_redacted(prefix):
     part = _random_token(48, prefix)

@@ -20,6 +20,7 @@ from reqgate.pipeline.guardrail.shapes import (
     ARN_LOOK_BACK,
     CURSOR_WORDS,
     HANDLE_WORDS,
+    OBJECT_ID,
     ORDINARY_CREDENTIAL_ENDINGS,
     UUID,
     WORD,
@@ -163,7 +164,9 @@ _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "d
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate",
                              # Atlassian's and CI servers' keys of things: `?buildKey=ECC-ECC21-18`, `projectKey=…`
-                             "build", "plan", "project", "issue", "job"})
+                             "build", "plan", "project", "issue", "job",
+                             # a Kafka record's key, a message's key: `Poison message key: order_x…`
+                             "message", "record"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
 # In a setting's name "next" and "resume" say cursor too (`next_token`, `resumeToken`); before a value in prose
 # they are too common to veto a key.
@@ -293,6 +296,7 @@ def _snake_identifier(value: str) -> bool:
 
 
 _JOINED = re.compile(r"[_-]")
+_PASSPHRASE_JOINER = re.compile(r"[_.-]")
 
 
 def _worded(value: str) -> bool:
@@ -341,8 +345,9 @@ def _password_shaped(value: str, name: str) -> bool:
 
 
 def _capitalised_passphrase(value: str) -> bool:
-    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88" (not "reset-flow-2")."""
-    parts = _JOINED.split(value)
+    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88", "Galata.Kulesi_1348" (not
+    "reset-flow-2")."""
+    parts = _PASSPHRASE_JOINER.split(value)
     words = [part for part in parts if part.isalpha()]
     return len(parts) > 2 and len(words) >= 2 and any(len(part) >= 2 and part.isdigit() for part in parts) \
         and value.isascii() \
@@ -556,9 +561,9 @@ _USER_LOOK_BACK = 120
 def _repeats_user(text: str, name_start: int, value: str) -> bool:
     """Whether the value is the user name again, as a product's default account (Teradata's dbc/dbc, admin/admin)
     or a demo's is written: known to everyone who has the product's manual, nothing to hide."""
-    floor = max(0, name_start - _USER_LOOK_BACK)
-    floor = text.rfind("\n", floor, name_start) + 1 or floor
-    users = [match.group(1) for match in _USER_BEFORE.finditer(text, floor, name_start)]
+    # Any line of the look-back: the user's own line (`user=a password=a`) or the one before (`MINIO_ROOT_USER: a` ⏎
+    # `MINIO_ROOT_PASSWORD: a`). The value is in the text as the user name already.
+    users = [match.group(1) for match in _USER_BEFORE.finditer(text, max(0, name_start - _USER_LOOK_BACK), name_start)]
     return bool(users) and users[-1] == value
 
 
@@ -576,7 +581,8 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
         return True
     if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
         return True
-    if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value):
+    if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value) \
+            or _FILE_PATH.fullmatch(value):
         return True
     if value.startswith(("@Microsoft.KeyVault(", "@/", "@./", "@~/")) or _VAULT_PATH.fullmatch(value):
         return True  # Azure's Key Vault reference, a value read from a file (`vault kv put … password=@/dev/shm/x`)
@@ -663,8 +669,13 @@ def find_named_values(text: str) -> Iterator[Range]:
         if not strength or _echoes_name(value, name) or _translated_label(value) \
                 or _repeats_user(text, name_start, value):
             continue
-        if " " in value and _CREDENTIAL_WORD.search(value):
-            continue  # a label or a message: `client_credentials="not a valid password"`, "Enter your API key"
+        if " " in value and (_CREDENTIAL_WORD.search(value) or _TEMPLATE_SLOT.search(value)):
+            continue  # a label or a message: `client_credentials="not a valid password"`, "Enter your API key",
+            # `invalid_password = "Mot de passe incorrect. Il vous reste {remaining} tentative(s)."`
+        if "--ask-" in lowered[max(0, name_start - 8):ending.end()]:
+            continue  # Ansible's `--ask-vault-pass`, `--ask-become-pass` prompt for the password; no value follows
+        if separator.startswith(" ") and separator.endswith(":") and _IDENTIFIER.fullmatch(value):
+            continue  # a Ruby symbol: `has_secure_token :auth_token`
         if ending.group("word") not in _PASSWORD_WORDS and _DOTTED_WORDS.fullmatch(value):
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path: words, not a secret
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
@@ -750,7 +761,7 @@ def find_named_values(text: str) -> Iterator[Range]:
 # Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
-_FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]\w{0,9}")
+_FILE_PATH = re.compile(r"[\w@.-]+(?:/[\w@.-]+)+\.[A-Za-z]\w{0,9}")
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -798,6 +809,9 @@ _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
 _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
+# A slot a message template fills: `{remaining}`, `%s`, `%(count)d`, `{0}`.
+_TEMPLATE_SLOT = re.compile(r"\{[A-Za-z_]\w{0,40}\}|%\(\w{1,40}\)[sd]|%[sd]\b|\{\d\}")
+
 # A path in Vault or a lookup of one: `secret=secret/data/ledger:smtp_password`.
 _VAULT_PATH = re.compile(r"(?:secret|secrets|kv|kv-v2|database|pki|transit)/[\w./-]{1,200}+(?::[\w.-]{1,80}+)?")
 _HOST_AFTER = re.compile(r"[\w-]+(?:\.[\w-]+)*(?::\d{1,5})?(?:/|$)")
@@ -918,15 +932,19 @@ _PROSE_CREDENTIAL = re.compile(
     r"(?: (?:nova|novo|nueva|nuevo|nouveau|nouvelle|neu|neue|neues|nuova|nuovo|nieuw|nieuwe|nytt|nové|mới|baru))?"
     r"(?:"
     r"(?: (?:for|of|to|on|in|für|von|vom|zum|zur|des|de|du|pour|para|del|do|da|dos|das|di|dell|della|dello|"
-    r"dla|w|voor|van|till|i|k|na|untuk|của|cho)['’ ](?:" + _PROSE_WORD + r" ){0,9}?" + _PROSE_WORD + r")?"
+    r"dla|do|w|voor|van|till|i|k|na|на|untuk|của|cho)['’ ](?:" + _PROSE_WORD + r" ){0,9}?" + _PROSE_WORD + r")?"
+    # an aside on what the password is for: "(user nw_upload, host sftp.example.nl)", "(login: nw-admin)"
+    r"(?: \([^()\n]{1,80}+\))?"
     # French writes a space before the colon; Japanese, Chinese and Korean say "is" with は, 是 and 는
-    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|هي|هو)(?: ?:)?| ?:) "
-    r"|[は是：는은] ?)"
+    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|هي|هو|[—–])(?: ?:)?| ?:) "
+    r"|[は是：는은] ?|(?:已经|已)?(?:改成|改为|设为|设置为|更新为) ?)"
     # a few other words before "is" ("the password I set this morning is …"): only a value with a symbol counts
-    r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,8}?)(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|هي|هو)| ?:) "
+    r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,8}?(?: \([^()\n]{1,80}+\))?)"
+    r"(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|هي|هو|[—–])| ?:) "
     r"|(?P<bare> )"
     r")[\"'`]?"
-    r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」]{8,300}+)"
+    # nobody types kana, hanzi or hangul into a password: "パスワードは12文字以上で…" states a rule
+    r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{8,300}+)"
 )
 # Without "is", "the password X" names a password only when X holds a symbol ("and the password Caju#Praia2023",
 # "пароль Berezka_77!msk"): "password reset2024" or "password field1" is prose.
@@ -1106,7 +1124,8 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield user_start, match.start(1) - 1  # a token given as the user: "https://<token>:x-oauth-basic@"
         # The host follows the last "@"; a "@" before it belongs to the password.
         end = match.start(1) + len(password)
-        if not _is_placeholder(password):
+        # `postgres://postgres:postgres@localhost`: an image's default account, the user name said again
+        if password != user and not _is_placeholder(password):
             yield match.start(1), end
     for match in capped(_URL_TOKEN_USER.finditer(text) if "@" in text else ()):
         user = match.group(1)
@@ -1161,7 +1180,8 @@ def find_passwords(text: str) -> Iterator[Range]:
                 and not _looks_random(value):
             continue  # "the password is Argon2id-hashed, so …", "the password is Base64Encoded before it is written"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
-        if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")) \
+        if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")
+                or _capitalised_passphrase(value)) \
                 and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
             yield match.start("value"), match.start("value") + len(value)
     for match in capped(_LOGIN_PAIR.finditer(lowered) if any(word in lowered for word in _LOGIN_WORDS) else ()):
@@ -1377,7 +1397,8 @@ def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Ra
 def find_name_value_lines(text: str) -> Iterator[Range]:
     for match in _NAME_VALUE_LINE.finditer(text):
         name, value = match.group(1), match.group(2)
-        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] == ["id"]:
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] in (["id"], ["sid"]) \
+                or OBJECT_ID.fullmatch(value):
             continue
         letters = sum(c.isalpha() for c in value[:PROBE])
         digits = sum(c.isdigit() for c in value[:PROBE])

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.budget import PROBE, capped, judged_once
-from reqgate.pipeline.guardrail.shapes import WORD
+from reqgate.pipeline.guardrail.shapes import OBJECT_ID, WORD
 
 Range = tuple[int, int]
 
@@ -83,24 +83,25 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
                   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy")
 
 
-# Stripe's object ids, pasted into every payment bug: a payment intent, customer, charge or event is named, not
-# unlocked, by its id ("pi_3PQk2LJx…", "cus_Q7vR1Stk…"). Its keys (`sk_live_`, `rk_`, `whsec_`) are vendor formats.
-_STRIPE_OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|seti|src|prod|price|acct|cs|cn|dp|du|tr|"
-                               r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}")
-
 
 # Ids with a published shape of their own: Gerrit's Change-Id ("I" and 40 hexadecimal digits), Okta's objects
-# ("00u…" users, "00g…" groups, "0oa…" apps: 20 characters).
-_KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}")
+# ("00u…" users, "00g…" groups, "0oa…" apps: 20 characters), IPFS's content address of a file ("Qm" and 44 base58
+# characters: a hash of public content).
+_KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}|Qm[1-9A-HJ-NP-Za-km-z]{44}")
 # Headers that carry a request's id: `X-Amz-Cf-Id: …`, `x-amz-id-2: …`, `X-Request-Id: …`.
 _REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id|x-request-id|x-correlation-id|"
-                                r"x-trace-id|request-id)[ \t]*:[ \t]*$")
+                                r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$")
 
 
 # An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,
 # `--starting-token …`.
 _CURSOR_BEFORE = re.compile(r"(?i:cursor|(?:page|next|starting|continuation)[-_]?token|scroll_?id|continuation)[\"']?"
                             r"(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?$")
+
+
+# A JSON Web Key's public members: an RSA key's modulus `"n"`, an elliptic curve's point `"x"`, `"y"` (a private key's
+# `"d"`, `"p"`, `"q"` stay secrets).
+_JWK_PUBLIC_BEFORE = re.compile(r"\"(?:n|x|y)\"[ \t]*:[ \t]*\"$")
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:
@@ -114,9 +115,10 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             end -= 1
         if text.startswith(_PUBLIC_BASE64, start):
             continue
-        if end - start < _MIN_LENGTH or _STRIPE_OBJECT_ID.fullmatch(text, start, end) \
+        if end - start < _MIN_LENGTH or OBJECT_ID.fullmatch(text, start, end) \
                 or _KNOWN_ID.fullmatch(text, start, end) or _CURSOR_BEFORE.search(text, max(0, start - 40), start) \
-                or _REQUEST_ID_BEFORE.search(text, max(0, start - 40), start):
+                or _REQUEST_ID_BEFORE.search(text, max(0, start - 40), start) \
+                or _JWK_PUBLIC_BEFORE.search(text, max(0, start - 12), start):
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)

@@ -11,6 +11,13 @@ from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
 UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # An ARN up to its resource (`arn:aws:kms:eu-central-1:444502138732:key/`, also with CloudFormation's `${AWS::Region}`):
 # what follows names a key or a secret, it is not one.
+# Objects a payment or messaging API names, not unlocks, by their id, pasted into every bug about them: Stripe's
+# payment intents, customers, charges, events ("pi_3PQk2LJx…", "cus_Q7vR1Stk…"; its keys `sk_live_`, `rk_`, `whsec_`
+# are vendor formats) and Twilio's messages, services, numbers and calls ("SM" and 32 hexadecimal digits; its
+# account SID "AC…" goes with the auth token and stays a vendor format).
+OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|seti|src|prod|price|acct|cs|cn|dp|du|tr|"
+                       r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}"
+                       r"|(?:SM|MM|MG|PN|CA|RE|CF|QU|WS|TR|IS|VA)[0-9a-f]{32}")
 ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
                         r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
 ARN_LOOK_BACK = 160
