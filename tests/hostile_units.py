@@ -9,5 +9,5 @@ FORM_UNITS = [
     " +login a ", "sqlplus a/", "GRANT x TO a IDENTIFIED BY '", "CREATE ROLE a PASSWORD '", "-U a -P ", "pw = b&",
     '.option("password", "', "senha nova: ", "كلمة مرور ",
     "hasło do a (b: c) to ", "пароль a (b) — ", "密码已经改成 ", "MINIO_USER: a\nMINIO_PASSWORD: ", "--ask-vault-pass ",
-    '"n":"', "payment_intent: pi_", "msg = \"{a} ",
+    '"n":"', "payment_intent: pi_", "msg = \"{a} ", "비밀번호를 ab!cd1234 ", "パスワードを",
 ]

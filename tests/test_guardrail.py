@@ -518,6 +518,7 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     "Poison message key: order_xitv98633job",
     "$ aws s3api head-object --bucket nw-assets-prod --key img/hero/summer-24@2x.webp",
     "パスワードは12文字以上で入力してください",
+    "비밀번호를 주기적으로 변경해야 합니다. パスワードを定期的に変更してください。",
 ])
 def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_secrets(text):
     assert mask(text) == text
@@ -530,6 +531,8 @@ def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_sec
     ("测试环境 MySQL 的 root 密码已经改成 Qk7#mZ2$vL9p 了。", "Qk7#mZ2$vL9p"),
     ("RabbitMQ yönetim paneli şifresi Galata.Kulesi_1348 (kullanıcı: odeme_test).", "Galata.Kulesi_1348"),
     ('{"kty":"EC","crv":"P-256","d":"Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"}', "Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"),
+    ("스테이징 Jenkins 관리자 계정(admin) 비밀번호를 Hangang!9312kx 로 변경했습니다.", "Hangang!9312kx"),
+    ("検証環境のパスワードをSakura#2024xyに変更しました。", "Sakura#2024xy"),
 ])
 def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_member_are_redacted(text, secret):
     assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)

@@ -960,6 +960,11 @@ _USE_TO_LOG_IN = re.compile(r"\b(?:use|usa|utilise|utilisez|verwende|nutze|gebru
 # chip or a dependency ("pin 13", "pin: 1.2.3") is no secret.
 _PIN = re.compile(r"\bPIN(?:[- ]?(?:[Cc]ode|[Kk]od))?(?:[ \t]+(?:is|was|lautet|ist|est|es|è|to|jest|wynosi)[ \t]*:?|[ \t]*[:=])"
                   r"[ \t]*(\d{4,8})(?!\d|[.,:/-]\d)")
+# Korean and Japanese put the value before the verb: "비밀번호를 Hangang!9312kx 로 변경했습니다", "パスワードを
+# Sakura#2024xy に変更しました" (changed to, set to, reset to).
+_VALUE_THEN_VERB = re.compile(
+    r"(?:비밀번호|패스워드|パスワード)(?:를|을|는|은|を|は)? ?(?:[^\s]{1,30}[ \t]){0,1}?[\"'`「]?([!-~]{8,64}?)[\"'`」]?[ \t]?"
+    r"(?:으로|로|に) ?(?:변경|바꿨|바꾸|바꿔|설정|재설정|초기화|変更|設定|リセット)")
 # Go's MySQL driver: `sql.Open("mysql", "user:password@tcp(host:3306)/db")`.
 _GO_DSN = re.compile(r"[\"'`][\w.-]{1,64}+:([^\s\"'`@/]{1,300}+)@(?:tcp|unix|udp)\(")
 # How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
@@ -1221,6 +1226,11 @@ def find_passwords(text: str) -> Iterator[Range]:
                         or " pour " in lowered or " zum " in lowered or " om " in lowered else ()):
         value = text[match.start(1):match.end(1)]
         if _looks_random(value) and not _is_placeholder(value):
+            yield match.span(1)
+    for match in capped(_VALUE_THEN_VERB.finditer(text) if "비밀번호" in text or "패스워드" in text
+                        or "パスワード" in text else ()):
+        value = match.group(1)
+        if (_password_shaped(value, "password") or _mixed_random(value)) and not _is_placeholder(value):
             yield match.span(1)
     for match in capped(_PIN.finditer(text) if "PIN" in text else ()):
         if not _is_placeholder(match.group(1)) and len(set(match.group(1))) > 2:
