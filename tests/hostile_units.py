@@ -10,4 +10,5 @@ FORM_UNITS = [
     '.option("password", "', "senha nova: ", "كلمة مرور ",
     "hasło do a (b: c) to ", "пароль a (b) — ", "密码已经改成 ", "MINIO_USER: a\nMINIO_PASSWORD: ", "--ask-vault-pass ",
     '"n":"', "payment_intent: pi_", "msg = \"{a} ", "비밀번호를 ab!cd1234 ", "パスワードを",
+    "password was reset to ", "a!b2c3d4e5 is the new password ", "κωδικός είναι ", "הסיסמה היא ",
 ]

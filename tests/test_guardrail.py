@@ -519,6 +519,8 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     "$ aws s3api head-object --bucket nw-assets-prod --key img/hero/summer-24@2x.webp",
     "パスワードは12文字以上で入力してください",
     "비밀번호를 주기적으로 변경해야 합니다. パスワードを定期的に変更してください。",
+    "The password was reset to the default. Das Passwort auf 12 Zeichen erhöhen. SSO is the new password policy.",
+    "Ο κωδικός είναι υποχρεωτικός. הסיסמה היא חובה. पासवर्ड ज़रूरी है।",
 ])
 def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_secrets(text):
     assert mask(text) == text
@@ -533,6 +535,17 @@ def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_sec
     ('{"kty":"EC","crv":"P-256","d":"Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"}', "Xk3fj29dkQ7mZ2vL9pWq8rT5yU1iO4aS6dF0gH3jK7l"),
     ("스테이징 Jenkins 관리자 계정(admin) 비밀번호를 Hangang!9312kx 로 변경했습니다.", "Hangang!9312kx"),
     ("検証環境のパスワードをSakura#2024xyに変更しました。", "Sakura#2024xy"),
+    ("weil ich das Passwort gestern auf Elbe-Nebel-1907 geändert habe", "Elbe-Nebel-1907"),
+    ("la password del wifi ospiti l'ho cambiata in Gelato-Pistacchio-19", "Gelato-Pistacchio-19"),
+    ("Em đổi mật khẩu tài khoản admin trang quản trị thành SaiGon#Mua2025 rồi nhé", "SaiGon#Mua2025"),
+    ("我把 Jenkins 管理员的密码改成了 Jiangnan@2025qa ，之前那个泄露了", "Jiangnan@2025qa"),
+    ("Ihr neues Initialkennwort lautet: Bergsee!2025Juni", "Bergsee!2025Juni"),
+    ("Utilizador: compras.lisboa\nPalavra-passe: Alfama#Tram28", "Alfama#Tram28"),
+    ("ο κωδικός για το VPN της αποθήκης είναι Akropoli#2025vpn, ο χρήστης είναι warehouse-ath.", "Akropoli#2025vpn"),
+    ("היי רוני, הסיסמה למערכת ה-CRM היא Hadar!Pardes55 , המשתמש qa_crm.", "Hadar!Pardes55"),
+    ("स्टेजिंग सर्वर का नया पासवर्ड Gulmohar@4821 है", "Gulmohar@4821"),
+    ("The grafana password was reset to Winter#Coffee42 this morning.", "Winter#Coffee42"),
+    ("Quick one: Saturn-Raccoon_61 is the new password for svc-backup on the NAS.", "Saturn-Raccoon_61"),
 ])
 def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_member_are_redacted(text, secret):
     assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)

@@ -926,21 +926,25 @@ _PROSE_CLAUSE = (
 # the clause does not end with the value, only a strong password's shape counts.
 _PROSE_WORD = r"(?:[^ .,;:!?\n]|\.(?=[^\s.]))+"  # a word of the clause; a dot inside it (a host, an address) is kept
 _PROSE_CREDENTIAL = re.compile(
-    r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|passwort|kennwort|contraseña|senha|wachtwoord|пароль|"
-    r"hasło|hasła|şifresi|şifre|lösenord(?:et)?|heslo|mật khẩu|kata sandi|كلمة (?:ال)?مرور)|パスワード|密码|비밀번호)"
+    r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|mdp|passwort|kennwort|initialkennwort|initialpasswort|"
+    r"contraseña|clave|senha|palavra-passe|wachtwoord|пароль|hasło|hasła|şifresi|şifre|lösenord(?:et)?|heslo|mật khẩu|"
+    r"kata sandi|κωδικός|κωδικος|סיסמה|הסיסמה|पासवर्ड|كلمة (?:ال)?مرور)|パスワード|密码|비밀번호)"
     # "Senha nova: …" ("new password" is read the other way round)
     r"(?: (?:nova|novo|nueva|nuevo|nouveau|nouvelle|neu|neue|neues|nuova|nuovo|nieuw|nieuwe|nytt|nové|mới|baru))?"
     r"(?:"
     r"(?: (?:for|of|to|on|in|für|von|vom|zum|zur|des|de|du|pour|para|del|do|da|dos|das|di|dell|della|dello|"
-    r"dla|do|w|voor|van|till|i|k|na|на|untuk|của|cho)['’ ](?:" + _PROSE_WORD + r" ){0,9}?" + _PROSE_WORD + r")?"
+    r"dla|w|voor|van|till|i|k|na|на|για|untuk|của|cho)['’ ](?:" + _PROSE_WORD + r" ){0,9}?" + _PROSE_WORD + r")?"
     # an aside on what the password is for: "(user nw_upload, host sftp.example.nl)", "(login: nw-admin)"
     r"(?: \([^()\n]{1,80}+\))?"
     # French writes a space before the colon; Japanese, Chinese and Korean say "is" with は, 是 and 는
-    r"(?:(?: (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|هي|هو|[—–])(?: ?:)?| ?:) "
-    r"|[は是：는은] ?|(?:已经|已)?(?:改成|改为|设为|设置为|更新为) ?)"
+    # changed to it: "was reset to", "auf … geändert", "l'ho cambiata in", "đổi … thành", "поменял пароль … на"
+    r"(?:(?: (?:(?:was |has been |is )?(?:changed|reset|set|rotated|updated)(?: it)? to|cambiata in|cambiato in|"
+    r"impostata a|thành|auf|на)| (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|είναι|"
+    r"היא|הוא|هي|هو|[—–])(?: ?:)?| ?:) "
+    r"|[は是：는은] ?|(?:已经|已)?(?:改成|改为|设为|设置为|更新为)了? ?)"
     # a few other words before "is" ("the password I set this morning is …"): only a value with a symbol counts
     r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,8}?(?: \([^()\n]{1,80}+\))?)"
-    r"(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|هي|هو|[—–])| ?:) "
+    r"(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|είναι|היא|הוא|هي|هو|[—–]|cambiata in|thành|auf|на)| ?:) "
     r"|(?P<bare> )"
     r")[\"'`]?"
     # nobody types kana, hanzi or hangul into a password: "パスワードは12文字以上で…" states a rule
@@ -951,7 +955,8 @@ _PROSE_CREDENTIAL = re.compile(
 _SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
 _PACKAGE_VERSION = re.compile(r"@?[\w./-]{1,100}+@[\^~]?\d{1,6}\.\d[\w.-]{0,40}+[.,;!?]?")
 _PROSE_WORDS = ("pw", "pass", "wort", "contrase", "senha", "wachtwoord", "пароль", "hasł", "şifre", "lösenord", "heslo",
-                "mật khẩu", "kata sandi", "مرور", "パスワード", "密码", "비밀번호")
+                "mật khẩu", "kata sandi", "مرور", "パスワード", "密码", "비밀번호", "mdp", "clave", "κωδικ", "סיסמה",
+                "पासवर्ड")
 # "use bluebell-Kite-804 to log in as kibana_support", "usa Tortuga#Playa9 para entrar". Lower-cased.
 _USE_TO_LOG_IN = re.compile(r"\b(?:use|usa|utilise|utilisez|verwende|nutze|gebruik)[ \t]+[\"'`]?([^\s\"'`]{8,64}+)[\"'`]?"
                             r"[ \t]+(?:to (?:log|sign) ?in|para entrar|para acceder|pour (?:se|vous) connecter|"
@@ -965,6 +970,9 @@ _PIN = re.compile(r"\bPIN(?:[- ]?(?:[Cc]ode|[Kk]od))?(?:[ \t]+(?:is|was|lautet|i
 _VALUE_THEN_VERB = re.compile(
     r"(?:비밀번호|패스워드|パスワード)(?:를|을|는|은|を|は)? ?(?:[^\s]{1,30}[ \t]){0,1}?[\"'`「]?([!-~]{8,64}?)[\"'`」]?[ \t]?"
     r"(?:으로|로|に) ?(?:변경|바꿨|바꾸|바꿔|설정|재설정|초기화|変更|設定|リセット)")
+# The value named first: "Saturn-Raccoon_61 is the new password for svc-backup". Lower-cased.
+_VALUE_IS_PASSWORD = re.compile(r"(?<![^\s\"'`(])[\"'`]?([!-~]{8,64}?)[\"'`]? is (?:the|your|our|my) (?:new |current |temporary |"
+                                r"temp |initial )?(?:password|passphrase|pw|pwd)\b")
 # Go's MySQL driver: `sql.Open("mysql", "user:password@tcp(host:3306)/db")`.
 _GO_DSN = re.compile(r"[\"'`][\w.-]{1,64}+:([^\s\"'`@/]{1,300}+)@(?:tcp|unix|udp)\(")
 # How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
@@ -1231,6 +1239,11 @@ def find_passwords(text: str) -> Iterator[Range]:
                         or "パスワード" in text else ()):
         value = match.group(1)
         if (_password_shaped(value, "password") or _mixed_random(value)) and not _is_placeholder(value):
+            yield match.span(1)
+    for match in capped(_VALUE_IS_PASSWORD.finditer(lowered) if " is " in lowered else ()):
+        value = text[match.start(1):match.end(1)]
+        if (_password_shaped(value, "password") and _SYMBOL.search(value) or _capitalised_passphrase(value)) \
+                and not _is_placeholder(value):
             yield match.span(1)
     for match in capped(_PIN.finditer(text) if "PIN" in text else ()):
         if not _is_placeholder(match.group(1)) and len(set(match.group(1))) > 2:
