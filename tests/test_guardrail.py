@@ -546,6 +546,8 @@ def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_sec
     ("स्टेजिंग सर्वर का नया पासवर्ड Gulmohar@4821 है", "Gulmohar@4821"),
     ("The grafana password was reset to Winter#Coffee42 this morning.", "Winter#Coffee42"),
     ("Quick one: Saturn-Raccoon_61 is the new password for svc-backup on the NAS.", "Saturn-Raccoon_61"),
+    ("le compte de service a un nouveau mot de passe : Rivière-Noire_42 (attention au tiret).", "Rivière-Noire_42"),
+    ("username: qa.bayar\npassword-nya Rendang!Padang88 ya, jangan disebar", "Rendang!Padang88"),
 ])
 def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_member_are_redacted(text, secret):
     assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)

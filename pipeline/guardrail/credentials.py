@@ -345,12 +345,12 @@ def _password_shaped(value: str, name: str) -> bool:
 
 
 def _capitalised_passphrase(value: str) -> bool:
-    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88", "Galata.Kulesi_1348" (not
-    "reset-flow-2")."""
+    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88", "Galata.Kulesi_1348",
+    "Rivière-Noire_42" (not "reset-flow-2")."""
     parts = _PASSPHRASE_JOINER.split(value)
     words = [part for part in parts if part.isalpha()]
     return len(parts) > 2 and len(words) >= 2 and any(len(part) >= 2 and part.isdigit() for part in parts) \
-        and value.isascii() \
+        and all(c.isascii() or c.isalpha() for c in value) \
         and all(word[0].isupper() and word[1:].islower() for word in words)
 
 
@@ -928,7 +928,7 @@ _PROSE_WORD = r"(?:[^ .,;:!?\n]|\.(?=[^\s.]))+"  # a word of the clause; a dot i
 _PROSE_CREDENTIAL = re.compile(
     r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|mdp|passwort|kennwort|initialkennwort|initialpasswort|"
     r"contraseña|clave|senha|palavra-passe|wachtwoord|пароль|hasło|hasła|şifresi|şifre|lösenord(?:et)?|heslo|mật khẩu|"
-    r"kata sandi|κωδικός|κωδικος|סיסמה|הסיסמה|पासवर्ड|كلمة (?:ال)?مرور)|パスワード|密码|비밀번호)"
+    r"kata sandi|κωδικός|κωδικος|סיסמה|הסיסמה|पासवर्ड|كلمة (?:ال)?مرور)(?:-nya)?|パスワード|密码|비밀번호)"
     # "Senha nova: …" ("new password" is read the other way round)
     r"(?: (?:nova|novo|nueva|nuevo|nouveau|nouvelle|neu|neue|neues|nuova|nuovo|nieuw|nieuwe|nytt|nové|mới|baru))?"
     r"(?:"
