@@ -513,7 +513,7 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     "payment_intent: pi_3Pxmii7Euf22sLE9Ax0OHAKh\nMessageSid: SM0ce02e0c60cf11524a6a8ba1de4f880f",
     '{"kty":"RSA","e":"AQAB","n":"G_K1IiORLnSjfMJSBICxFCSYlGeNTBFX49OzRXhE3HUxdlczq10HP2IlKBxd"}',
     'auth.error.invalid_password = "Mot de passe incorrect. Il vous reste {remaining} tentative(s)."',
-    "The play fails: I forgot --ask-vault-pass in the command.",
+    "The play fails: I forgot --ask-vault-pass in the command, and --ask-become-pass on the next run.",
     "class ApiToken < ApplicationRecord\n  has_secure_token :token_digest_source, length: 36\nend",
     "Poison message key: order_xitv98633job",
     "$ aws s3api head-object --bucket nw-assets-prod --key img/hero/summer-24@2x.webp",
@@ -521,6 +521,8 @@ def test_every_dot_joined_segment_of_a_random_token_is_redacted():
     "비밀번호를 주기적으로 변경해야 합니다. パスワードを定期的に変更してください。",
     "The password was reset to the default. Das Passwort auf 12 Zeichen erhöhen. SSO is the new password policy.",
     "Ο κωδικός είναι υποχρεωτικός. הסיסמה היא חובה. पासवर्ड ज़रूरी है।",
+    "Bitwarden-Vault_22 is the new password manager; Spring.Security_56 is the password encoder.",
+    "Pinned: QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG (the logo's content address).",
 ])
 def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_secrets(text):
     assert mask(text) == text
@@ -548,6 +550,10 @@ def test_defaults_said_twice_ids_public_key_parts_messages_and_paths_are_not_sec
     ("Quick one: Saturn-Raccoon_61 is the new password for svc-backup on the NAS.", "Saturn-Raccoon_61"),
     ("le compte de service a un nouveau mot de passe : Rivière-Noire_42 (attention au tiret).", "Rivière-Noire_42"),
     ("username: qa.bayar\npassword-nya Rendang!Padang88 ya, jangan disebar", "Rendang!Padang88"),
+    ("password=Winter@2024/x.Yz", "Winter@2024/x.Yz"),
+    ("smtp_password: 'P@ssw0rd/2024.Ab'", "P@ssw0rd/2024.Ab"),
+    ("Passwort :Sommer_2024x", "Sommer_2024x"),
+    ("MESSAGE_KEY=9f8e7d6c5b4a3f2e1d0c7a8b", "9f8e7d6c5b4a3f2e1d0c7a8b"),
 ])
 def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_member_are_redacted(text, secret):
     assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)

@@ -37,14 +37,19 @@ def test_an_iban_with_a_space_after_the_country_or_a_national_account_number_dot
 
 
 @pytest.mark.parametrize("text", ["Pay to NO 94 8601 1117 947 by Friday.", "Version NO93.8601.11.17948 shipped.",
-                                  "No 93 8601 1117 947 is the count."])
+                                  "No 93 8601 1117 947 is the count.", "the count at 61 1904 3002 3457 3201 was logged",
+                                  "the build no93.8601.11.17947 passed"])
 def test_a_wrong_check_digit_or_a_mixed_case_country_is_no_iban_however_written(text):
     assert mask(text) == text
 
 
-@pytest.mark.parametrize("text", ["我的电话号码是+44 20 7946 0958，明天打给我", "電話は+81 3-1234-5678です", "전화+82 2-312-3456 주세요"])
-def test_a_phone_number_glued_to_chinese_japanese_or_korean_text_is_redacted(text):
-    assert "[REDACTED:phone]" in mask(text) and "7946" not in mask(text) and "1234-5678" not in mask(text)
+@pytest.mark.parametrize(("text", "masked"), [
+    ("我的电话号码是+44 20 7946 0958，明天打给我", "我的电话号码是[REDACTED:phone]，明天打给我"),
+    ("電話は+81 3-1234-5678です", "電話は[REDACTED:phone]です"),
+    ("전화+82 2-312-3456 주세요", "전화[REDACTED:phone] 주세요"),
+])
+def test_a_phone_number_glued_to_chinese_japanese_or_korean_text_is_redacted(text, masked):
+    assert mask(text) == masked
 
 
 def test_digits_glued_to_a_latin_word_stay_part_of_it():

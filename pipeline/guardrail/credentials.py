@@ -18,6 +18,7 @@ from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.shapes import (
     ARN_BEFORE,
     ARN_LOOK_BACK,
+    CJK,
     CURSOR_WORDS,
     HANDLE_WORDS,
     OBJECT_ID,
@@ -164,9 +165,7 @@ _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "d
                              "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
                              "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate",
                              # Atlassian's and CI servers' keys of things: `?buildKey=ECC-ECC21-18`, `projectKey=…`
-                             "build", "plan", "project", "issue", "job",
-                             # a Kafka record's key, a message's key: `Poison message key: order_x…`
-                             "message", "record"})
+                             "build", "plan", "project", "issue", "job"})
 _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
 # In a setting's name "next" and "resume" say cursor too (`next_token`, `resumeToken`); before a value in prose
 # they are too common to veto a key.
@@ -296,6 +295,7 @@ def _snake_identifier(value: str) -> bool:
 
 
 _JOINED = re.compile(r"[_-]")
+# A passphrase may join its words with dots too ("Galata.Kulesi_1348"); an identifier's dots make a path, not words.
 _PASSPHRASE_JOINER = re.compile(r"[_.-]")
 
 
@@ -543,7 +543,10 @@ _WORDS_THEN_DIGEST = re.compile(r"(?:[A-Za-z]{2,20}[-_.]){2,6}[0-9a-f]{16,}")
 _DEFINE_BEFORE = re.compile(r"\b(?:define|option|set|put|setproperty|setenv|putenv|property|config|conf)"
                             r"[ \t]*\([ \t]*[\"']$")
 # Before a bare "key", the word that makes it a key into data or a key's id ("the primary key …", "using RSA key …").
-_KEY_OF_DATA_WORDS = _DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public"}
+# Before a bare "key" also a key's algorithm, and a Kafka record's or a message's key (`Poison message key: order_x…`;
+# `MESSAGE_KEY=…` stays a setting's name).
+_KEY_OF_DATA_WORDS = _DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public",
+                                        "message", "record"}
 _PREVIOUS_WORD = re.compile(r"([a-z0-9]+)[ \t]+$")
 
 
@@ -552,8 +555,8 @@ def _word_before(lowered: str, start: int) -> str:
     return found.group(1) if found else ""
 
 
-# The user given just before a password on the same line or element: `username="admin" password="admin"`,
-# `--username dbc --password dbc`.
+# The user given before a password, on its line or the lines just before: `username="admin" password="admin"`,
+# `--username dbc --password dbc`, `MINIO_ROOT_USER: minioadmin` ⏎ `MINIO_ROOT_PASSWORD: minioadmin`.
 _USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid|admin)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
 _USER_LOOK_BACK = 120
 
@@ -561,8 +564,7 @@ _USER_LOOK_BACK = 120
 def _repeats_user(text: str, name_start: int, value: str) -> bool:
     """Whether the value is the user name again, as a product's default account (Teradata's dbc/dbc, admin/admin)
     or a demo's is written: known to everyone who has the product's manual, nothing to hide."""
-    # Any line of the look-back: the user's own line (`user=a password=a`) or the one before (`MINIO_ROOT_USER: a` ⏎
-    # `MINIO_ROOT_PASSWORD: a`). The value is in the text as the user name already.
+    # Within the look-back, across lines: the value is in the text as the user name already.
     users = [match.group(1) for match in _USER_BEFORE.finditer(text, max(0, name_start - _USER_LOOK_BACK), name_start)]
     return bool(users) and users[-1] == value
 
@@ -674,7 +676,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             # `invalid_password = "Mot de passe incorrect. Il vous reste {remaining} tentative(s)."`
         if "--ask-" in lowered[max(0, name_start - 8):ending.end()]:
             continue  # Ansible's `--ask-vault-pass`, `--ask-become-pass` prompt for the password; no value follows
-        if separator.startswith(" ") and separator.endswith(":") and _IDENTIFIER.fullmatch(value):
+        if separator.startswith(" ") and separator.endswith(":") and value.islower() and _snake_identifier(value):
             continue  # a Ruby symbol: `has_secure_token :auth_token`
         if ending.group("word") not in _PASSWORD_WORDS and _DOTTED_WORDS.fullmatch(value):
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path: words, not a secret
@@ -761,7 +763,7 @@ def find_named_values(text: str) -> Iterator[Range]:
 # Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
 _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
-_FILE_PATH = re.compile(r"[\w@.-]+(?:/[\w@.-]+)+\.[A-Za-z]\w{0,9}")
+_FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:@\dx)?\.[A-Za-z]\w{0,9}")  # an image's "@2x" too
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -811,7 +813,6 @@ _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
 # A slot a message template fills: `{remaining}`, `%s`, `%(count)d`, `{0}`.
 _TEMPLATE_SLOT = re.compile(r"\{[A-Za-z_]\w{0,40}\}|%\(\w{1,40}\)[sd]|%[sd]\b|\{\d\}")
-
 # A path in Vault or a lookup of one: `secret=secret/data/ledger:smtp_password`.
 _VAULT_PATH = re.compile(r"(?:secret|secrets|kv|kv-v2|database|pki|transit)/[\w./-]{1,200}+(?::[\w.-]{1,80}+)?")
 _HOST_AFTER = re.compile(r"[\w-]+(?:\.[\w-]+)*(?::\d{1,5})?(?:/|$)")
@@ -925,6 +926,11 @@ _PROSE_CLAUSE = (
 # and a colon may stand for "is" ("Password for the guest link: Harbor^Lights^9 (valid until June)"); where
 # the clause does not end with the value, only a strong password's shape counts.
 _PROSE_WORD = r"(?:[^ .,;:!?\n]|\.(?=[^\s.]))+"  # a word of the clause; a dot inside it (a host, an address) is kept
+# "is" in the languages covered, and "changed to" ("was reset to", "auf … geändert", "l'ho cambiata in", "đổi … thành",
+# "поменял пароль … на")
+_COPULA = r"is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|είναι|היא|הוא|هي|هو|[—–]"
+_CHANGED_TO = (r"(?:was |has been |is )?(?:changed|reset|set|rotated|updated)(?: it)? to|cambiata in|cambiato in|"
+               r"impostata a|thành|auf|на")
 _PROSE_CREDENTIAL = re.compile(
     r"(?:\b(?:password|passwd|passphrase|pwd|pw|mot de passe|mdp|passwort|kennwort|initialkennwort|initialpasswort|"
     r"contraseña|clave|senha|palavra-passe|wachtwoord|пароль|hasło|hasła|şifresi|şifre|lösenord(?:et)?|heslo|mật khẩu|"
@@ -937,18 +943,15 @@ _PROSE_CREDENTIAL = re.compile(
     # an aside on what the password is for: "(user nw_upload, host sftp.example.nl)", "(login: nw-admin)"
     r"(?: \([^()\n]{1,80}+\))?"
     # French writes a space before the colon; Japanese, Chinese and Korean say "is" with は, 是 and 는
-    # changed to it: "was reset to", "auf … geändert", "l'ho cambiata in", "đổi … thành", "поменял пароль … на"
-    r"(?:(?: (?:(?:was |has been |is )?(?:changed|reset|set|rotated|updated)(?: it)? to|cambiata in|cambiato in|"
-    r"impostata a|thành|auf|на)| (?:is|was|is still|=|est|ist|lautet|es|é|è|era|is nu|to|jest|är|je|là|adalah|είναι|"
-    r"היא|הוא|هي|هو|[—–])(?: ?:)?| ?:) "
+    r"(?:(?: (?:" + _CHANGED_TO + r")| (?:is still|is nu|lautet|=|" + _COPULA + r")(?: ?:)?| ?:) "
     r"|[は是：는은] ?|(?:已经|已)?(?:改成|改为|设为|设置为|更新为)了? ?)"
     # a few other words before "is" ("the password I set this morning is …"): only a value with a symbol counts
     r"|(?P<words>(?: [^ .,;:!?\n=]{1,30}+){1,8}?(?: \([^()\n]{1,80}+\))?)"
-    r"(?: (?:is|was|est|ist|es|é|è|era|to|jest|är|je|là|adalah|είναι|היא|הוא|هي|هو|[—–]|cambiata in|thành|auf|на)| ?:) "
+    r"(?: (?:" + _CHANGED_TO + "|" + _COPULA + r")| ?:) "
     r"|(?P<bare> )"
     r")[\"'`]?"
     # nobody types kana, hanzi or hangul into a password: "パスワードは12文字以上で…" states a rule
-    r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{8,300}+)"
+    r"(?P<value>[^\s\"'`,;()<>，。、；！？（）「」" + CJK + r"]{8,300}+)"
 )
 # Without "is", "the password X" names a password only when X holds a symbol ("and the password Caju#Praia2023",
 # "пароль Berezka_77!msk"): "password reset2024" or "password field1" is prose.
@@ -967,12 +970,14 @@ _PIN = re.compile(r"\bPIN(?:[- ]?(?:[Cc]ode|[Kk]od))?(?:[ \t]+(?:is|was|lautet|i
                   r"[ \t]*(\d{4,8})(?!\d|[.,:/-]\d)")
 # Korean and Japanese put the value before the verb: "비밀번호를 Hangang!9312kx 로 변경했습니다", "パスワードを
 # Sakura#2024xy に変更しました" (changed to, set to, reset to).
+_VALUE_THEN_VERB_WORDS = ("비밀번호", "패스워드", "パスワード")
 _VALUE_THEN_VERB = re.compile(
-    r"(?:비밀번호|패스워드|パスワード)(?:를|을|는|은|を|は)? ?(?:[^\s]{1,30}[ \t]){0,1}?[\"'`「]?([!-~]{8,64}?)[\"'`」]?[ \t]?"
+    "(?:" + "|".join(_VALUE_THEN_VERB_WORDS) + r")(?:를|을|는|은|を|は)? ?(?:\S{1,30}[ \t])??[\"'`「]?([!-~]{8,64}?)[\"'`」]?[ \t]?"
     r"(?:으로|로|に) ?(?:변경|바꿨|바꾸|바꿔|설정|재설정|초기화|変更|設定|リセット)")
 # The value named first: "Saturn-Raccoon_61 is the new password for svc-backup". Lower-cased.
 _VALUE_IS_PASSWORD = re.compile(r"(?<![^\s\"'`(])[\"'`]?([!-~]{8,64}?)[\"'`]? is (?:the|your|our|my) (?:new |current |temporary |"
-                                r"temp |initial )?(?:password|passphrase|pw|pwd)\b")
+                                r"temp |initial )?(?:password|passphrase|pw|pwd)(?= for | on | to |[,.;:!?)]|[ \t]*$)",
+                                re.MULTILINE)
 # Go's MySQL driver: `sql.Open("mysql", "user:password@tcp(host:3306)/db")`.
 _GO_DSN = re.compile(r"[\"'`][\w.-]{1,64}+:([^\s\"'`@/]{1,300}+)@(?:tcp|unix|udp)\(")
 # How a password is kept, not what it is: "Argon2id-hashed", "Base64Encoded", "SHA256-salted".
@@ -1235,8 +1240,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         value = text[match.start(1):match.end(1)]
         if _looks_random(value) and not _is_placeholder(value):
             yield match.span(1)
-    for match in capped(_VALUE_THEN_VERB.finditer(text) if "비밀번호" in text or "패스워드" in text
-                        or "パスワード" in text else ()):
+    for match in capped(_VALUE_THEN_VERB.finditer(text) if any(word in text for word in _VALUE_THEN_VERB_WORDS) else ()):
         value = match.group(1)
         if (_password_shaped(value, "password") or _mixed_random(value)) and not _is_placeholder(value):
             yield match.span(1)

@@ -83,7 +83,6 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
                   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy")
 
 
-
 # Ids with a published shape of their own: Gerrit's Change-Id ("I" and 40 hexadecimal digits), Okta's objects
 # ("00u…" users, "00g…" groups, "0oa…" apps: 20 characters), IPFS's content address of a file ("Qm" and 44 base58
 # characters: a hash of public content).

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from reqgate.pipeline.config import DEFAULT_PHONE_REGIONS
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_PHONE_PARSES, capped
 from reqgate.pipeline.guardrail.normalize import lower_aligned
-from reqgate.pipeline.guardrail.shapes import code_ranges, inside
+from reqgate.pipeline.guardrail.shapes import CJK, code_ranges, inside
 
 Range = tuple[int, int]
 
@@ -95,9 +95,8 @@ def find_emails(text: str) -> Iterator[Range]:
 _PHONE_RUN_MAX = 25
 # Chinese, Japanese and Korean leave no space before a number ("请拨打0343 15 555 1212"); a letter of any other
 # script before the digits makes them part of a word or an id.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _PHONE_CANDIDATE = re.compile(
-    rf"[+(0-9](?<![.+/:@#-][+(0-9])(?<![^\W{_CJK}][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
+    rf"[+(0-9](?<![.+/:@#-][+(0-9])(?<![^\W{CJK}][+(0-9])(?<![0-9A-Z] [+0-9])[0-9 ()./-]{{5,{_PHONE_RUN_MAX - 1}}}+")
 _PHONE_RUN_CHAR = re.compile(r"[0-9 ()./-]")
 # Words that announce a phone number in the preceding 40 characters, in a few languages. Lower-case.
 _PHONE_WORD = re.compile(
@@ -345,9 +344,10 @@ IBAN_LENGTHS = {
     "PF": 27, "PM": 27, "RE": 27, "SN": 28, "TD": 27, "TF": 27, "TG": 28, "WF": 27, "YE": 30, "YT": 27,
 }
 # Written compact or in groups: "DE89370400440532013000", "DE89 3704 0044 0532 0130 00", with a space after the
-# country ("NO 93 8601 1117 947") or dots where a national account number has them ("NO93.8601.11.17947").
-_IBAN = re.compile(r"[A-Za-z](?<![A-Za-z0-9][A-Za-z])[A-Za-z] ?\d{2}(?:[ .-]?[A-Za-z0-9]){11,30}")
-_IBAN_HEAD = re.compile(r"[A-Za-z]{2} ?\d{2}")
+# country ("NO 93 8601 1117 947") or dots where a national account number has them ("NO93.8601.11.17947"). Those two
+# only in capitals: "at 83 6434 …", "is 12.3456.…" are words before numbers.
+_IBAN = re.compile(r"(?P<head>[A-Za-z](?<![A-Za-z0-9][A-Za-z])(?:(?<=[A-Z])[A-Z] |[A-Za-z])\d{2})"
+                   r"(?:[ .-]?[A-Za-z0-9]){11,30}")
 
 
 # The rest of an IBAN after its first four characters, by total length, each character maybe after one
@@ -376,14 +376,13 @@ def find_ibans(text: str) -> Iterator[Range]:
         if length is None:
             continue
         # The greedy match may run on into the next word ("... 0130 00 FOR"); keep the country's length.
-        head = _IBAN_HEAD.match(text, match.start())
-        body = _IBAN_BODIES[length].match(text, match.start() + len(head.group())) if head else None
+        body = _IBAN_BODIES[length].match(text, match.end("head"))
         if body is None or (body.end() < len(text) and text[body.end()].isalnum()):
             continue
         end = body.end()
         written = text[match.start():end]
         letters = [c for c in written if c.isalpha()]
-        if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters)):
+        if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters) and "." not in written):
             continue  # "LV80 bANK 0000…": one case or the other, as written by hand or by a system
         compact = written.replace(" ", "").replace("-", "").replace(".", "").upper()
         if iban_ok(compact):

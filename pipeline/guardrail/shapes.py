@@ -9,8 +9,8 @@ from bisect import bisect_right
 from reqgate.pipeline.guardrail.letter_pairs import COMMON_PAIRS
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-# An ARN up to its resource (`arn:aws:kms:eu-central-1:444502138732:key/`, also with CloudFormation's `${AWS::Region}`):
-# what follows names a key or a secret, it is not one.
+# Kana, hanzi and hangul (with their full-width forms): scripts written without spaces between words.
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 # Objects a payment or messaging API names, not unlocks, by their id, pasted into every bug about them: Stripe's
 # payment intents, customers, charges, events ("pi_3PQk2LJx…", "cus_Q7vR1Stk…"; its keys `sk_live_`, `rk_`, `whsec_`
 # are vendor formats) and Twilio's messages, services, numbers and calls ("SM" and 32 hexadecimal digits; its
@@ -18,6 +18,8 @@ UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 OBJECT_ID = re.compile(r"(?:pi|pm|py|cus|ch|in|ii|il|sub|si|evt|txn|po|seti|src|prod|price|acct|cs|cn|dp|du|tr|"
                        r"trr|req|ba|card|file|link|ipi|pyr|mbur|tok|btok)_[A-Za-z0-9]{14,40}"
                        r"|(?:SM|MM|MG|PN|CA|RE|CF|QU|WS|TR|IS|VA)[0-9a-f]{32}")
+# An ARN up to its resource (`arn:aws:kms:eu-central-1:444502138732:key/`, also with CloudFormation's `${AWS::Region}`):
+# what follows names a key or a secret, it is not one.
 ARN_BEFORE = re.compile(r"arn:(?:[\w.-]|\$\{[\w:.-]{1,40}+\})+:[\w.-]+:(?:[\w.*?-]|\$\{[\w:.-]{1,40}+\})*:"
                         r"(?:\d|\$\{[\w:.-]{1,40}+\})*:(?:[\w./-]+[:/])?$")
 ARN_LOOK_BACK = 160
