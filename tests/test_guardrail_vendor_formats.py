@@ -58,6 +58,7 @@ TOKENS = (
     ("pk_", "0104548_6APOGJP5JED6XFTJ7U1D7T7VPRABAGM8"),
     ("hf_", "reWNTECOTWDKIGhovOziFyJsXNkfuFVmcV"),
     ("s.", "d4UYETIay2BV6DfVPClogqoP"),
+    ("sq0idp-", "Tk3wqhRbzcnmPLeyAdvXgs"),
     ("AVNS_", "q8Tz3Lw0Nf5Kd1Jx7Rb2"),
     ("amzn.mws.", "3f2c1b7e-9d4a-4c8b-a1e2-7f6d5c4b3a21"),
     ("csk-", "c5z3zgheqy3yprxwcjyhpz3l6hpgwoumw6ooqus1tvssihh9"),

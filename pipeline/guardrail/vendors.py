@@ -254,6 +254,9 @@ FORMATS: tuple[Format, ...] = (
     Format("Paystack key", "sk_live_", B62, 20, 255),
     Format("Square access token", "sq0atp-", URLSAFE, 22, 22),
     Format("Square OAuth secret", "sq0csp-", URLSAFE, 43, 43),
+    # An application id, public in a payment page; kingfisher reports it as an API key, trufflehog pairs it with
+    # the OAuth secret above.
+    Format("Square application id", "sq0idp-", URLSAFE, 22, 22),
     Format("Square token", "EAAA", URLSAFE, 60, 60),
     Format("Paddle key", "pdl_live_apikey_", B62_, 53, 53),
     Format("Paddle sandbox key", "pdl_sdbx_apikey_", B62_, 53, 53),
