@@ -640,6 +640,8 @@ def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
     'REDIS_PASSWORD_DR="hardcoded5"',
     "export PG_PASSWORD_RO=hardcoded5",
     "smtp_password_backup: hardcoded5",
+    "password_couchbase: hardcoded5#",
+    'PASSWORD_SMTP="hardcoded5"',
 ])
 def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
     masked = mask(text)
@@ -697,6 +699,10 @@ def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_a
     "secret = secrets.token_urlsafe(32)",
     "$ export DB_PASSWORD=$(vault kv get -field=password secret/db)",
     '{"password": "Mot de passe", "password_confirm": "Confirmer le mot de passe"}',
+    "password_within = 30.minutes",
+    "PASSWORD_RE = /^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9]).{8,}$/",
+    'PASSWORD_SELECTOR = "input#pwd2"',
+    "password_length = 12..128",
     "backend: orders-api-5d8f7c9b6-hx2lp",
 ])
 def test_a_credential_name_beside_a_field_name_a_label_a_reference_or_an_id_redacts_nothing(text):

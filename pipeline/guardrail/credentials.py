@@ -131,6 +131,17 @@ def find_private_keys(text: str) -> Iterator[Range]:
 
 # ---- values given to credential names --------------------------------------------------------------
 
+# After a password's word, the system it logs in to, in an assignment (`password_couchbase: …`, `PASSWORD_SMTP=…`);
+# not the words that make it a setting about passwords (`password_min_length = 12`, `PASSWORD_RE = /^(?=…/`).
+_OWNER_QUALIFIER = (
+    r"(?!(?:file|path|dir|field|input|selector|length|len|min|max|re|regex|pattern|policy|rule|rules|reset|confirm|"
+    r"confirmation|within|property|fetch|prompt|label|hint|expiry|expires|expiration|age|history|strength|type|"
+    r"mode|hash|hashed|salt|encoder|validator|required|changed|change|updated|attempts|retries|format|algorithm|"
+    r"digest|lifetime|chars|characters|complexity|manager|store|env|var|name|key|id|url|uri|link|page|form|"
+    r"text|message|msg|error|title|placeholder|column|col|param|option|flag|setting|config|auth|"
+    r"login|token|secret|protected|enabled|disabled|visible|hidden|less)(?![a-z]))"
+    r"[a-z]{2,12}(?=[\"']?[ \t]*[:=])"
+)
 # The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 # A qualifier of environment, version or index may follow the word (API_KEY_PROD, SECRET_KEY_BASE,
@@ -141,7 +152,8 @@ _NAME_END = re.compile(
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
-    r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root))?"
+    r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root)"
+    r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER + r")?"
     r"(?![a-z0-9])"
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
