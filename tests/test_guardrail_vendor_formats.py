@@ -223,6 +223,12 @@ def test_a_thingsboard_token_goes_and_its_url_stays():
     assert mask(f"curl -X POST {url}") == "curl -X POST https://demo.thingsboard.io/api/v1/[REDACTED:vendor_token]/telemetry"
 
 
+def test_a_teams_webhook_goes_whole_with_its_host():
+    url = "https://contoso.webhook.office.com/webhookb2/" + TEAMS_PATH
+    assert mask(f"Alerts post to {url}.") == "Alerts post to [REDACTED:vendor_token]."
+    assert mask(f'"webhook": "{url}"') == '"webhook": "[REDACTED:vendor_token]"'
+
+
 @pytest.mark.parametrize(("before", "token"), ACROSS)
 def test_a_token_across_run_breaks_is_redacted(before, token):
     redacted = mask(f"The alert job posts with {before}{token}. Please rotate it.")

@@ -406,16 +406,16 @@ _SHAPED = (
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
 )
 # Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "=" before an
-# Atlassian token's checksum, "@" in the path of a Microsoft Teams webhook, which is its secret (the GUID-shaped
-# parts are matched loosely: tickets write them with other letters too); and a ThingsBoard device token, a
-# segment of its URL whose host and path are worth keeping. Looked for in the whole text; each pattern opens
-# with a literal, so the scan is linear.
+# Atlassian token's checksum, "@" in the path of a Microsoft Teams webhook (the GUID-shaped parts are matched
+# loosely: tickets write them with other letters too); and a ThingsBoard device token, a segment of its URL whose
+# host and path are worth keeping. Looked for in the whole text; each pattern opens with a literal, so the scan
+# is linear. A Teams webhook's whole URL is the secret, as Slack's is: its host and scheme go with it (`url`).
 # Since 2024 the URL ends in one more segment, a signature opening with "V2".
 _TEAMS_PATH = (r"[0-9A-Za-z-]{36}@[0-9A-Za-z-]{36}/IncomingWebhook/[0-9A-Za-z]{32}/[0-9A-Za-z-]{36}"
                r"(?:/V2[A-Za-z0-9_-]{20,100}+)?")
 _ACROSS_RUNS = (
     re.compile(r"(?P<token>00D(?<![A-Za-z0-9]00D)[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{90,256})"),
-    re.compile(r"(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/(?P<token>" + _TEAMS_PATH + ")"),
+    re.compile(r"(?P<url>webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/(?P<token>" + _TEAMS_PATH + ")"),
     re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
     # Braintree's access token: "$" joins the environment, the merchant's id and 32 hexadecimal digits.
     re.compile(r"(?P<token>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})(?![0-9a-f])"),
@@ -524,10 +524,18 @@ def _structured_at(value: str, start: int) -> int:
     return found.end() if found and _random_enough(found.group()) else 0
 
 
+# What opens a URL before its host's last labels: the scheme and the labels the pattern did not name.
+_URL_HEAD = re.compile(r"(?:https?://)?(?:[A-Za-z0-9_-]{1,63}\.){0,4}$")
+
+
 def _across_runs(text: str) -> Iterator[Range]:
     for pattern in _ACROSS_RUNS:
         for found in capped(pattern.finditer(text)):
             start, end = found.span("token")
+            if "url" in pattern.groupindex and found.group("url"):
+                window = max(0, found.start() - 80)
+                head = _URL_HEAD.search(text, window, found.start())
+                start = head.start() if head else found.start()
             while text[end - 1] == ".":  # the sentence's full stop
                 end -= 1
             yield start, end
