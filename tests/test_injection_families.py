@@ -94,6 +94,7 @@ BENIGN = [
     "The importer should ignore previous versions of the file and only load the latest.",
     "Users can forget their password and reset it by email.",
     "Add a setting to bypass the cache for admin users.",
+    "The forum filter must ensure no offensive language is allowed in public threads.",
     "The chatbot should respond with a friendly greeting when a user says hello.",
     "Show the system prompt used by the AI assistant in the admin settings page so admins can edit it.",
     "Allow admins to edit the system prompt template for the support bot.",
