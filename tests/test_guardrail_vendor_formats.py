@@ -59,6 +59,7 @@ TOKENS = (
     ("hf_", "reWNTECOTWDKIGhovOziFyJsXNkfuFVmcV"),
     ("s.", "d4UYETIay2BV6DfVPClogqoP"),
     ("sq0idp-", "Tk3wqhRbzcnmPLeyAdvXgs"),
+    ("RGAPI-", "09756266-621b-d5cf-3354-d665603db74a"),
     ("AVNS_", "q8Tz3Lw0Nf5Kd1Jx7Rb2"),
     ("amzn.mws.", "3f2c1b7e-9d4a-4c8b-a1e2-7f6d5c4b3a21"),
     ("csk-", "c5z3zgheqy3yprxwcjyhpz3l6hpgwoumw6ooqus1tvssihh9"),
@@ -186,6 +187,7 @@ SHAPED = (
     "5YZH9QUZdozZPhzXRoIo1u2xYa3UrknadLqBvcZ7AUiOld59WjqGJQQJ99AJ2rvE8MjKV6yMuOTmnueuXkNv",  # Azure AI services
     "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",  # MaxMind
     "u2rj98fjw3x1j3.atlasv1.utw2nCvAovTK1KVT8DQ8CMwV4A-sN4c-tk7kHbMFEAkpB_HoX9JqU42rpUK2h23yo13",  # Terraform Cloud
+    "Xq4Tz08KmHi.nFm8ld8fn5FcV4QS2fcJvRN7Y2-e5BJtGp-1JxY8wPf",  # Azure Bot Service
 )
 
 
@@ -221,6 +223,38 @@ ACROSS = (
 def test_a_thingsboard_token_goes_and_its_url_stays():
     url = "https://demo.thingsboard.io/api/v1/Xq7bN2kLp9RzT4mW1vYc/telemetry"
     assert mask(f"curl -X POST {url}") == "curl -X POST https://demo.thingsboard.io/api/v1/[REDACTED:vendor_token]/telemetry"
+
+
+# Keys carried in a URL: the URL from its scheme on is the credential.
+URL_KEYS = (
+    "https://discord.com/api/webhooks/1143503308481384529/FpatbTfKYNPGYCpZMbeY71fjdRxxCDQj5kfskxbOJnB-SmchLwa5RYOnBuz",
+    "https://hooks.slack.com/workflows/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",
+    "https://mainnet.infura.io/v3/765760381936db1af1c600fa6d980cd1",
+    "wss://mainnet.infura.io/ws/v3/765760381936db1af1c600fa6d980cd1",
+    "https://eth-mainnet.g.alchemy.com/v2/NVmPSTCBKnwRCtiqsYhnBTvbLlU2g6nf",
+)
+
+
+@pytest.mark.parametrize("url", URL_KEYS)
+def test_a_key_carried_in_a_url_goes_with_the_url(url):
+    assert mask(f"const provider = new Provider('{url}');") == "const provider = new Provider('[REDACTED:vendor_token]');"
+
+
+@pytest.mark.parametrize("text", [
+    "https://mainnet.infura.io/v3/YOUR-PROJECT-ID",
+    "https://mainnet.infura.io/v3/${INFURA_KEY}",
+    "See https://docs.infura.io/api/networks/ethereum for the v3 endpoints.",
+])
+def test_gateway_urls_without_a_key_stay(text):
+    assert mask(text) == text
+
+
+def test_openweathermap_s_appid_and_a_firebase_registration_token_are_redacted():
+    url = "https://api.openweathermap.org/data/2.5/weather?q=Oslo&appid=bb487775fb218066cc383965d592fb7f"
+    assert mask(url) == "https://api.openweathermap.org/data/2.5/weather?q=Oslo&appid=[REDACTED:vendor_token]"
+    fcm = ("awcj-OXe9Ut:APA91b1v9LS2WXMWDCNfyH2_tF6hdyPFY_PsAc1Ezq8YDPH6V0In2QdWg8zqCF-DpW8hh1sCKlMj6KG0TV2H5zvxMqpTXUB"
+           "h13tcIKQ6kiUNPAlITVIyJ7kczl07Bbx2Bc9wqmqZBkE-")
+    assert mask(f'registerDevice("{fcm}");') == 'registerDevice("[REDACTED:vendor_token]");'
 
 
 def test_a_teams_webhook_goes_whole_with_its_host():

@@ -329,6 +329,7 @@ FORMATS: tuple[Format, ...] = (
     Format("StackHawk key", "hawk.", ANY, 40, 60),
     Format("Apify token", "apify_api_", B62, 36, 36),
     Format("Zapier webhook", "hooks.zapier.com/hooks/catch/", ANY, 10, 80),
+    Format("Riot Games API key", "RGAPI-", URLSAFE, 36, 36),
     Format("Slack webhook", "hooks.slack.com/", ANY, 30, 200),
     Format("Salesforce refresh token", "5Aep861", ANY, 40, 200),
     Format("Salesforce consumer key", "3MVG9", ANY, 80, 260),
@@ -404,6 +405,8 @@ _SHAPED = (
     # Ticket Tailor's key: "sk_", the box office's number and id, and 32 hexadecimal digits.
     re.compile(r"sk_[0-9]{4}_[0-9]{6}_[0-9a-f]{32,40}(?![A-Za-z0-9_])"),
     re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
+    # An Azure Bot Service (Web Chat, Direct Line) secret: 11 characters, a dot and 43.
+    re.compile(r"[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_.-])"),
 )
 # Tokens holding a character that ends a run: "!" between a Salesforce org id and the session id, "=" before an
 # Atlassian token's checksum, "@" in the path of a Microsoft Teams webhook (the GUID-shaped parts are matched
@@ -421,6 +424,13 @@ _ACROSS_RUNS = (
     re.compile(r"(?P<token>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})(?![0-9a-f])"),
     # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
     re.compile(r"(?P<token>ATATT3(?<![A-Za-z0-9]ATATT3)[A-Za-z0-9_=-]{60,512}+)"),
+    # Web3 gateways take the project's key in the path: the URL is the credential.
+    re.compile(r"(?P<url>infura\.io)/(?P<token>(?:ws/)?v3/[0-9a-f]{32})(?![0-9a-f])"),
+    re.compile(r"(?P<url>alchemyapi\.io|alchemy\.com)/(?P<token>v2/[A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])"),
+    # OpenWeatherMap's key is the `appid` of its query.
+    re.compile(r"[?&]appid=(?P<token>[0-9a-f]{32})(?![0-9a-f])"),
+    # A Firebase Cloud Messaging registration token: the instance id, ":" and "APA91b…".
+    re.compile(r"(?P<token>[A-Za-z0-9_-]{11}:APA91b[A-Za-z0-9_-]{100,300}+)"),
 )
 
 
@@ -525,7 +535,17 @@ def _structured_at(value: str, start: int) -> int:
 
 
 # What opens a URL before its host's last labels: the scheme and the labels the pattern did not name.
-_URL_HEAD = re.compile(r"(?:https?://)?(?:[A-Za-z0-9_-]{1,63}\.){0,4}$")
+_URL_HEAD = re.compile(r"(?:[a-z][a-z0-9+.-]{0,15}://)?(?:[A-Za-z0-9_-]{1,63}\.){0,4}$")
+
+
+def _with_scheme(text: str, start: int, token: str) -> int:
+    """Where a token that is a URL from its host on (`discord.com/api/webhooks/…`) starts with its scheme: the
+    whole URL is the secret, as scanners label it."""
+    host = token.split("/", 1)[0]
+    if "/" not in token or "." not in host:
+        return start
+    head = _URL_HEAD.search(text, max(0, start - 20), start)
+    return head.start() if head else start
 
 
 def _across_runs(text: str) -> Iterator[Range]:
@@ -552,7 +572,7 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS) or _structured_at(value, 0) or _shaped_at_start(value)
         if end:
-            yield run.start(), run.start() + end
+            yield _with_scheme(text, run.start(), value[:end]), run.start() + end
             continue
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
         for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
