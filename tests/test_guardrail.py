@@ -1047,6 +1047,37 @@ def test_an_ini_pass_a_password_under_its_label_ldap_s_bindpw_chpasswd_braintree
     assert secret not in mask(text)
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Authorization: BotConnector Xq4Tz08KmHi.nFm8ld8fn5FcV4QS2fcJvRN7Y2-e5BJtGp-1JxY8wPf", "nFm8ld8fn5FcV4QS"),
+    (("Authorization: SharedAccessSignature sr=https%3a%2f%2facme.servicebus.windows.net&sig=Q8v2LmN0pRt5sWz7Yb"
+      "C3dE4f%3d&se=1893456000&skn=send"), "Q8v2LmN0pRt5sWz7"),
+    ('new TelegramBot("7299363101:AADPzO-pVfpyfvSWSH-z-caqiboXJTh-RUR");', "AADPzO-pVfpyfvSW"),
+    ("SECRET_KEY=fdlhxbo8ewnxgal2==!@(guk^xns*f(vqjd230(-3erl6t498a", "(guk^xns*f(vqjd2"),
+    ('SECRET_KEY = os.getenv("DJANGO_KEY", "fdlhxbo8ewnxgal2==!@(guk^xns*f(vqjd230(-3erl6t498a")', "(guk^xns*f(vqjd2"),
+    ("export BUNDLE_GEMS__CONTRIBSYS__COM=c40efa9a:4340ad74", "c40efa9a:4340ad74"),
+])
+def test_any_authorization_scheme_a_digitless_telegram_body_django_s_key_and_bundler_s_credentials(text, secret):
+    masked = mask(text)
+    assert secret not in masked and "[REDACTED:" in masked
+    if text.startswith("Authorization: "):
+        scheme_kept = text[:text.index(" ", len("Authorization: ")) + 1]
+        assert masked.startswith(scheme_kept + "[REDACTED:") and masked.endswith("]")
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: SharedAccessSignature abc",
+    'curl -H "Authorization: basic {base64(email:password)}" http://localhost:8080/api/token',
+    "Authorization: Negotiate YIIGhgYGKwYBBQUCoIIGejCCBnag",
+    "export BUNDLE_ENTERPRISE__CONTRIBSYS__COM=cafebabe:deadbeef",
+    "BUNDLE_GEMS__CONTRIBSYS__COM=username:password",
+    'BUNDLE_GEMS__CONTRIBSYS__COM: "SSM:/#{ssm_env}/GEMS_CONTRIBSYS_COM_TOKEN"',
+    "bot 123456789:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    "assert wrap(50) == 'aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaa'",
+])
+def test_scheme_names_templates_placeholders_and_look_alikes_of_those_stay(text):
+    assert mask(text) == text
+
+
 @pytest.mark.parametrize("text", [
     '10.0.4.17 - - [03/Apr/2024:09:12:44 +0000] "POST /oauth/token HTTP/1.1" 400 87 "-" "okhttp/4.12.0"',
     '"dependencies": {\n  "jsonwebtoken": "^9.0.2",\n  "passport-oauth2": "1.8.0"\n}',

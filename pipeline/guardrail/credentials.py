@@ -803,7 +803,9 @@ _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
 _AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
 _DIGIT = re.compile(r"\d")
-_AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"']{12,})(?![ \t]+[a-z0-9._~+/=-])")
+# Any scheme's name may come before the credential (`BotConnector …`, Azure's `SharedAccessSignature sr=…`).
+_AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[a-z][a-z0-9-]{1,40}+)[ \t]+)?"
+                          r"([^\s\"']{12,}+)(?![ \t]+[a-z0-9._~+/=-])")
 # Credentials in a URL: scheme://user:password@host, where the password may itself hold "@".
 # The user may be empty: `redis://:secret@cache:6379`.
 _URL_USERINFO = re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@]{0,100}+:([^\s/\"]{1,300})@")
@@ -1133,6 +1135,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
     yield from find_telegram(text)
+    yield from find_generated_keys(text)
     lowered = lower_aligned(text)
     yield from _spans(_COMMON_PASSWORD, lowered)
     for match in capped(_AUTH_SCHEME.finditer(lowered)):
@@ -1142,8 +1145,11 @@ def find_passwords(text: str) -> Iterator[Range]:
                 and not _is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in capped(_AUTH_HEADER.finditer(lowered)):
-        if not _is_placeholder(text[match.start(1):match.end(1)]):
-            yield match.span(1)
+        value = text[match.start(2):match.end(2)]
+        # after a scheme's name, a digit and no template's brackets (`basic {base64(email:password)}`)
+        if not _is_placeholder(value) and (not match.group("scheme") or _DIGIT.search(value)
+                                           and not any(c in value for c in "{}()<>[]")):
+            yield match.span(2)
     for match in capped(_URL_USERINFO.finditer(text)):
         password = match.group(1)
         user_start = match.start() + 3
@@ -1363,7 +1369,8 @@ def find_table_credentials(text: str) -> Iterator[Range]:
                 yield found
 
 
-# Telegram bot token: the bot id, a colon and 35 url-safe characters.
+# Telegram bot token: the bot id, a colon and 35 url-safe characters, which open with "AA" (gitleaks asks for
+# the "A"); a body may hold no digit at all.
 _TELEGRAM = re.compile(r":(?<=\d:)([A-Za-z0-9_-]{35})(?![\w-])")
 _BOT_ID = re.compile(r"(?:(?<=bot)|(?<![\w]))\d{8,10}$")
 # A line that is only a name and a long value ("cloudsmith 1234567890abcdef…", "wandb: 9f2c…"): the
@@ -1446,10 +1453,36 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
             yield match.span(2)
 
 
+# Django's generated `SECRET_KEY`: 50 characters of `get_random_secret_key`'s alphabet (small letters, digits,
+# `!@#$%^&*(-_=+)`), which no ordinary word or expression mixes so: a quote, "=", a space or a line's end
+# around it.
+_DJANGO_KEY = re.compile(r"(?<![^\s\"'=,(])[a-z0-9!@#$%^&*(\-_=+)]{50}(?![^\s\"',;)])")
+_DJANGO_SYMBOLS = frozenset("!@#$%^&*(-_=+)")
+# Bundler's credentials for a gem server, set in the environment under the host's name with "__" for each dot
+# (`BUNDLE_GEMS__CONTRIBSYS__COM=user:password`).
+_BUNDLER_CREDENTIALS = re.compile(r"\bBUNDLE_(?:[A-Z0-9-]+__)+[A-Z]{2,24}[\"']?[ \t]*[:=][ \t]*[\"']?"
+                                  r"([^\s:\"'$]{1,100}+:[^\s\"']{1,200}+)")
+
+
+def find_generated_keys(text: str) -> Iterator[Range]:
+    for match in capped(_DJANGO_KEY.finditer(text) if "+" in text or "=" in text or "(" in text else ()):
+        value = match.group()
+        symbols = sum(c in _DJANGO_SYMBOLS for c in value)
+        digits = sum(c.isdigit() for c in value)
+        if symbols >= 4 and digits >= 4 and value.count(value[0]) < 25:
+            yield match.span()
+    for match in capped(_BUNDLER_CREDENTIALS.finditer(text) if "BUNDLE_" in text else ()):
+        password = match.group(1).split(":", 1)[1]
+        # Machine-made, as the gem servers issue them: not `cafebabe:deadbeef`, `username:password`, `SSM:/#{…}`
+        if _mixed_random(password) and "/" not in password and not _is_placeholder(match.group(1)):
+            yield match.span(1)
+
+
 def find_telegram(text: str) -> Iterator[Range]:
     for match in _TELEGRAM.finditer(text):
         bot_id = _BOT_ID.search(text, max(0, match.start() - 11), match.start())
-        if bot_id is not None and _mixed_random(match.group(1)):
+        body = match.group(1)
+        if bot_id is not None and (_mixed_random(body) or body.startswith("AA") and not _is_placeholder(body)):
             yield bot_id.start(), match.end(1)  # the bot's id is part of the token
 
 
