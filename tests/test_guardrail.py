@@ -1079,6 +1079,26 @@ def test_scheme_names_templates_placeholders_and_look_alikes_of_those_stay(text)
 
 
 @pytest.mark.parametrize("text", [
+    'DATABASE_URL: "postgresql://${self:custom.db.username}:${self:custom.db.password}@${self:custom.db_host}/app"',
+    """jq -r '"postgresql://\\(.username):\\(.password)@\\(.host):\\(.port)/\\(.dbname)"'""",
+    "engine = create_engine('postgresql://'+p_username+':'+p_pwd+'@'+p_host+'/'+p_dbname)",
+    'conn_str = "postgres://$DB_USER$:$DB_PASS$@database.example/terraform_backend"',
+    "$dsn = 'DRIVER={IBM DB2 ODBC DRIVER};UID=' . $this->_config['username'] . ';PWD=' . $this->_config['password'];",
+    "  f\"PWD={config['password']};\"",
+    "PG_PASSWORD=`cat /dev/urandom | tr -dc 'a-zA-Z0-9' | fold -w 10 | head -n 1`",
+    "jdbc:postgresql://db:5432/shop?user=${DB_USER}&password=DBPASSWORD",
+    'assert_equal "postgres://test:test@#{@host}:#{@port}/test", @container.database_url',
+])
+def test_a_password_that_code_builds_where_it_stands_is_no_secret(text):
+    assert mask(text) == text
+
+
+def test_a_password_holding_template_characters_is_still_one():
+    value = "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}"
+    assert value not in mask(f"my_password = '{value}'")
+
+
+@pytest.mark.parametrize("text", [
     '10.0.4.17 - - [03/Apr/2024:09:12:44 +0000] "POST /oauth/token HTTP/1.1" 400 87 "-" "okhttp/4.12.0"',
     '"dependencies": {\n  "jsonwebtoken": "^9.0.2",\n  "passport-oauth2": "1.8.0"\n}',
     '"@acme/auth-client": "github:acme/auth-client#07cb4e207b0e1f8ace0abc97d0eab5a4ba29c464"',

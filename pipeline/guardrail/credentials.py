@@ -518,6 +518,15 @@ _REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|i
 
 
 _MARKUP = re.compile(r"<[A-Za-z][\w-]{0,20}+(?:[ \t][^<>]{0,200}+)?>[^<]{0,200}+</[A-Za-z]")
+# A value that code builds where it stands: an interpolation (`${self:custom.password}`, Ruby's `#{…}`, jq's and
+# Swift's `\(.password)`, `{{ … }}`), a concatenation (`':'+p_pwd+'@'`, PHP's `. $this->_config[…]`), a
+# variable between dollars (`$DB_PASS$`), a shell pipeline's output (`cat /dev/urandom | tr -dc …`), an expression
+# in an f-string's braces.
+_INTERPOLATED = re.compile(r"\$\{[\w.:-]+\}|#\{[\w.@:-]+\}|\\\(\.?[\w.]+\)|\{\{[^{}]*\}\}|['\"][ \t]*\+|\+[ \t]*['\"]"
+                           r"|\$this->|^\$\w+\$$| \| "
+                           r"|^\{[A-Za-z_][\w.]*[\[(]")  # Python's f-string: `PWD={config['password']}`
+# All capitals around a credential's word name it (`password=DBPASSWORD`, `MYSECRET`).
+_NAMED_IN_CAPITALS = re.compile(r"[A-Z]*(?:PASSWORD|PASSWD|SECRET|TOKEN)[A-Z]*")
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
 # Pieces of a placeholder's name written short: `{sqlPwd2019}`, `{apiKey2024}`, `{dbpass12}`.
 _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
@@ -527,6 +536,8 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
+    if _INTERPOLATED.search(value) or _NAMED_IN_CAPITALS.fullmatch(value):
+        return True
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
