@@ -538,14 +538,17 @@ def _structured_at(value: str, start: int) -> int:
 _URL_HEAD = re.compile(r"(?:[a-z][a-z0-9+.-]{0,15}://)?(?:[A-Za-z0-9_-]{1,63}\.){0,4}$")
 
 
+def _url_start(text: str, position: int, reach: int) -> int:
+    """Where the URL whose host ends at `position` starts, scheme included (at most `reach` characters back)."""
+    head = _URL_HEAD.search(text, max(0, position - reach), position)
+    return head.start() if head else position
+
+
 def _with_scheme(text: str, start: int, token: str) -> int:
     """Where a token that is a URL from its host on (`discord.com/api/webhooks/…`) starts with its scheme: the
     whole URL is the secret, as scanners label it."""
     host = token.split("/", 1)[0]
-    if "/" not in token or "." not in host:
-        return start
-    head = _URL_HEAD.search(text, max(0, start - 20), start)
-    return head.start() if head else start
+    return _url_start(text, start, 20) if "/" in token and "." in host else start
 
 
 def _across_runs(text: str) -> Iterator[Range]:
@@ -553,9 +556,7 @@ def _across_runs(text: str) -> Iterator[Range]:
         for found in capped(pattern.finditer(text)):
             start, end = found.span("token")
             if "url" in pattern.groupindex and found.group("url"):
-                window = max(0, found.start() - 80)
-                head = _URL_HEAD.search(text, window, found.start())
-                start = head.start() if head else found.start()
+                start = _url_start(text, found.start(), 80)
             while text[end - 1] == ".":  # the sentence's full stop
                 end -= 1
             yield start, end
