@@ -1034,6 +1034,7 @@ def test_a_password_unlike_the_user_or_with_a_lone_angle_bracket_is_still_redact
 
 @pytest.mark.parametrize(("text", "secret"), [
     ("[database]\nserver = SQL02\\SYNC\nuser = sync_svc\npass = Plum8*Violet*Tide", "Plum8*Violet*Tide"),
+    ("host: pg-staging.int\nuser: orbit_app\npass: Wq3!kTz8@pLm", "Wq3!kTz8@pLm"),
     ("Username:\n  acme-ops\nPassword:\n  Tangerine-Falcon-2291", "Tangerine-Falcon-2291"),
     ("binddn cn=nslcd,ou=services,dc=corp,dc=acme,dc=io\nbindpw Hx7#Juniper-33\ntls_reqcert demand", "Hx7#Juniper-33"),
     ('useradd -m backupsvc\necho "backupsvc:Otter!Creek93" | chpasswd', "Otter!Creek93"),
@@ -1072,6 +1073,8 @@ def test_any_authorization_scheme_a_digitless_telegram_body_django_s_key_and_bun
     "BUNDLE_GEMS__CONTRIBSYS__COM=username:password",
     'BUNDLE_GEMS__CONTRIBSYS__COM: "SSM:/#{ssm_env}/GEMS_CONTRIBSYS_COM_TOKEN"',
     "bot 123456789:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    "PASS: test_login_flow2\nPASS: test_logout",
+    "user: bob\npass: test_login_2",
     "assert wrap(50) == 'aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaa'",
 ])
 def test_scheme_names_templates_placeholders_and_look_alikes_of_those_stay(text):

@@ -691,6 +691,9 @@ def find_named_values(text: str) -> Iterator[Range]:
                 or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
+        if not strength and name.lower() == "pass" and separator.strip() == ":" and _password_shaped(value, name) \
+                and _USER_BEFORE.search(text, max(0, name_start - _USER_LOOK_BACK), name_start) is not None:
+            strength = 1  # `user: orbit_app` ⏎ `pass: Vx2!gHn8@qRt`: a login's pair, not a test runner's "PASS:"
         if not strength or _echoes_name(value, name) or _translated_label(value) \
                 or _repeats_user(text, name_start, value):
             continue
