@@ -799,6 +799,14 @@ def test_an_atlassian_token_is_redacted_with_its_checksum():
     assert mask(f"use {token} for the automation rule") == "use [REDACTED:vendor_token] for the automation rule"
 
 
+def test_a_private_key_cut_short_is_still_a_private_key_and_a_documented_stub_is_not():
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7v3WqK9rZ2mYtL0sJf8hNpXc4"
+    cut = f"SSH_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----{body}...Xk2Lm9Qz-----END PRIVATE KEY-----'"
+    assert mask(cut) == "SSH_PRIVATE_KEY: '[REDACTED:private_key]'"
+    stub = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA...\n-----END RSA PRIVATE KEY-----"
+    assert mask(stub) == stub
+
+
 def test_the_private_lines_of_a_putty_key_are_one_private_key():
     text = ("PuTTY-User-Key-File-2: ssh-rsa\nPublic-Lines: 1\nAAAAB3NzaC1yc2EAAAABJQAAAQEAqAqCgv1dG\nPrivate-Lines: 2\n"
             "AAABAGz/5fQZ9zSxbIzamCW6YYutTXgo9aaZw1kauv3C\nDNL7tws5i6JPD3u4/O89O3bUSx9B0IdfO\n"

@@ -64,7 +64,9 @@ _PEM = re.compile(
 # A PuTTY key file (.ppk): its private lines and the MAC over them; the public lines before them are published.
 _PUTTY_PRIVATE = re.compile(r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n(?P<body>(?:[ \t]*[A-Za-z0-9+/=]{4,200}+[ \t]*\r?\n){1,400}+"
                             r"(?:[ \t]*Private-MAC:[ \t]*[0-9a-fA-F]{20,128})?)")
-_PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|\.\.\.|<[^>]*>")
+# Not an elision: a key cut short ("MIIEvgIB…...…Cg6zn") still holds the key material around it, and a documented
+# one ("MIIEpAIBAAKCAQEA...") is too short to count.
+_PLACEHOLDER_BODY = re.compile(r"DUMMY|xxxx|XXXX|<[^>]*>")
 PUBLIC_ARMOUR = ("PUBLIC KEY", "CERTIFICATE", "SIGNATURE", "PGP MESSAGE", "X509 CRL", "DH PARAMETERS",
                  "EC PARAMETERS")
 
