@@ -12,5 +12,5 @@ FORM_UNITS = [
     '"n":"', "payment_intent: pi_", "msg = \"{a} ", "비밀번호를 ab!cd1234 ", "パスワードを",
     "password was reset to ", "a!b2c3d4e5 is the new password ", "κωδικός είναι ", "הסיסמה היא ",
     "Authorization: Scheme ", "BUNDLE_A__COM=a:", "a1b2c3d4e5f:APA91b", "infura.io/v3/", "https://a.",
-    "password_couchbase: ", "${a.b}", "'+a+'", "a&b*c(d-e=f+g)", "12345678:AA",
+    "password_couchbase: ", "${a.b}", "'+a+'", "a&b*c(d-e=f+g)", "12345678:AA", "apikey:=a&b<c>",
 ]

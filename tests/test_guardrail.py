@@ -1109,6 +1109,13 @@ def test_a_password_holding_template_characters_is_still_one():
     assert value not in mask(f"my_password = '{value}'")
 
 
+@pytest.mark.parametrize("line", ["apikey:=Kq8&wL<m2x>Zt9#pV", "  export DB_PASSWORD=Kq8&wL<m2x>Zt9#pV",
+                                  "- SECRET_KEY: Kq8&wL<m2x>Zt9#pV"])
+def test_a_setting_s_value_runs_on_to_the_line_s_end_across_ampersands_and_angle_brackets(line):
+    masked = mask(line + "\nnext_setting=1")
+    assert "Zt9#pV" not in masked and "Kq8" not in masked and masked.endswith("]\nnext_setting=1")
+
+
 @pytest.mark.parametrize("text", [
     '10.0.4.17 - - [03/Apr/2024:09:12:44 +0000] "POST /oauth/token HTTP/1.1" 400 87 "-" "okhttp/4.12.0"',
     '"dependencies": {\n  "jsonwebtoken": "^9.0.2",\n  "passport-oauth2": "1.8.0"\n}',

@@ -251,6 +251,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
 _VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])|[ \t]+#[ \t]")
 _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
+# A line that opens with a setting's name: `  export API_KEY`, `- DB_PASSWORD`, `apikey`.
+_SETTING_LEAD = re.compile(r"[ \t*+-]*(?:export[ \t]+)?[\w.-]{1,80}")
 
 
 def _name_words(name: str) -> list[str]:
@@ -661,6 +663,14 @@ def find_named_values(text: str) -> Iterator[Range]:
                     and gap.group("sep") != gap.group("sep").strip():
                 # spaced, a setting's line (`admin_password = Wombat&Biscuit3`), not a URL's query: "&" is the value's
                 value, end = _bare_value(text, start, _NON_SPACE.match(text, start).end())
+            elif text.startswith(("&", "<", ">"), end) and gap.group("sep").strip() in ("=", ":", ":="):
+                # A setting's line whose value runs on to the line's end (`apikey:=m{{h}o)p…>-_$#x}}`): all of it.
+                run_end = _NON_SPACE.match(text, start).end()
+                floor = max(0, ending.start() - _NAME_MAX)
+                line_start = text.rfind("\n", floor, ending.start()) + 1 or floor
+                if text.startswith(("\n", "\r"), run_end) or run_end == len(text):
+                    if _SETTING_LEAD.fullmatch(text, line_start, ending.end()):
+                        value, end = _bare_value(text, start, run_end)
         fallback = _FALLBACK.fullmatch(separator.strip()) is not None
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
