@@ -668,9 +668,9 @@ def find_named_values(text: str) -> Iterator[Range]:
                 run_end = _NON_SPACE.match(text, start).end()
                 floor = max(0, ending.start() - _NAME_MAX)
                 line_start = text.rfind("\n", floor, ending.start()) + 1 or floor
-                if text.startswith(("\n", "\r"), run_end) or run_end == len(text):
-                    if _SETTING_LEAD.fullmatch(text, line_start, ending.end()):
-                        value, end = _bare_value(text, start, run_end)
+                if (text.startswith(("\n", "\r"), run_end) or run_end == len(text)) \
+                        and _SETTING_LEAD.fullmatch(text, line_start, ending.end()):
+                    value, end = _bare_value(text, start, run_end)
         fallback = _FALLBACK.fullmatch(separator.strip()) is not None
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
