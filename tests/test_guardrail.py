@@ -641,7 +641,7 @@ def test_a_generated_password_with_symbols_is_redacted_in_a_setting_pair(text):
     "export PG_PASSWORD_RO=hardcoded5",
     "smtp_password_backup: hardcoded5",
     "password_couchbase: hardcoded5#",
-    'PASSWORD_SMTP="hardcoded5"',
+    'PASSWORD_SMTP="hardcoded5!"',
 ])
 def test_a_chosen_password_is_redacted_under_a_numbered_name_a_setting_pair_or_as_a_default(text):
     masked = mask(text)
@@ -1043,6 +1043,8 @@ def test_a_password_unlike_the_user_or_with_a_lone_angle_bracket_is_still_redact
 @pytest.mark.parametrize(("text", "secret"), [
     ("[database]\nserver = SQL02\\SYNC\nuser = sync_svc\npass = Plum8*Violet*Tide", "Plum8*Violet*Tide"),
     ("host: pg-staging.int\nuser: orbit_app\npass: Wq3!kTz8@pLm", "Wq3!kTz8@pLm"),
+    ("username: svc_backup\npass: Zk8mQ2vLx9", "Zk8mQ2vLx9"),
+    ("VPN creds for the vendor:\nuser: acme-ext-07\npass: Wombat-Biscuit-42", "Wombat-Biscuit-42"),
     ("Username:\n  acme-ops\nPassword:\n  Tangerine-Falcon-2291", "Tangerine-Falcon-2291"),
     ("binddn cn=nslcd,ou=services,dc=corp,dc=acme,dc=io\nbindpw Hx7#Juniper-33\ntls_reqcert demand", "Hx7#Juniper-33"),
     ('useradd -m backupsvc\necho "backupsvc:Otter!Creek93" | chpasswd', "Otter!Creek93"),
@@ -1097,10 +1099,47 @@ def test_scheme_names_templates_placeholders_and_look_alikes_of_those_stay(text)
     "$dsn = 'DRIVER={IBM DB2 ODBC DRIVER};UID=' . $this->_config['username'] . ';PWD=' . $this->_config['password'];",
     "  f\"PWD={config['password']};\"",
     "PG_PASSWORD=`cat /dev/urandom | tr -dc 'a-zA-Z0-9' | fold -w 10 | head -n 1`",
-    "jdbc:postgresql://db:5432/shop?user=${DB_USER}&password=DBPASSWORD",
     'assert_equal "postgres://test:test@#{@host}:#{@port}/test", @container.database_url',
 ])
 def test_a_password_that_code_builds_where_it_stands_is_no_secret(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("REDIS_PASSWORD=TOPSECRET", "TOPSECRET"),
+    ("API_TOKEN=MYSECRETTOKEN", "MYSECRETTOKEN"),
+    ('password = "Hx7kQ2vLm9-${var.env}"', "Hx7kQ2vLm9"),
+    ('DB_PASSWORD="Hx7kQ2vLm9${SUFFIX}"', "Hx7kQ2vLm9"),
+    ("DB_PASSWORD='Zx8+\"Lm2!vQ9'", "Lm2!vQ9"),
+    ("$ export DB_PASSWORD=Kq8&wL<m2x>Zt9#pV", "Zt9#pV"),
+    ("DB_PASSWORD=Xk9&vQ2<pL8>mZ3 # rotated 2024-03", "pL8>mZ3"),
+    ("https://discordapp.com/api/webhooks/1143503308481384529/FpatbTfKYNPGYCpZMbeY71fjdRxxCDQj5kfskxbOJnB-SmchLwa5R",
+     "FpatbTfKYNPGYCpZ"),
+    ('curl "https://eth-mainnet.g.alchemy.com/nft/v3/NVmPSTCBKnwRCtiqsYhnBTvbLlU2g6nf/getNFTs?owner=0x1"',
+     "NVmPSTCBKnwRCtiq"),
+])
+def test_literal_passwords_beside_code_and_keys_of_older_domains_are_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "- Authorization: JWT RS256-signed",
+    "Authorization: Cognito eu-west-1_Xk2Lm9QzT",
+    "Authorization: RBAC roles-matrix-v2.xlsx (see attachment)",
+    "Authorization: Keycloak realm-acme-prod-01 (OIDC)",
+    '"GET /api/orders?status=open&page=12&per_page=50&sort=created_at&order=asc HTTP/1.1"',
+    "backup_file=pg_dump_orders_prod_2024_03_15_0300_utc_part1_of_4",
+    "user: svc-ci\n--- PASS: TestLoginWithMFA2 (0.01s)",
+    "user: alice\nPASS: LoginSuite2 (3 tests)",
+    "password_scheme: SHA512-CRYPT",
+    "password_kdf: pbkdf2-sha256",
+    "password_encoding: base64url",
+    "token=&grant_type=refresh_token&client_id=web-app-v2",
+    "secret_key=&lt;set-in-vault&gt;",
+    'BUNDLE_BUILD__PG: "--with-pg-config=C:\\PostgreSQL\\16\\bin\\pg_config.exe"',
+    "RPC_URL=https://mainnet.infura.io/v3/00000000000000000000000000000000",
+])
+def test_scheme_names_test_logs_password_settings_and_empty_fields_stay(text):
     assert mask(text) == text
 
 

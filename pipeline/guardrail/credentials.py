@@ -141,8 +141,10 @@ _OWNER_QUALIFIER = (
     r"mode|hash|hashed|salt|encoder|validator|required|changed|change|updated|attempts|retries|format|algorithm|"
     r"digest|lifetime|chars|characters|complexity|manager|store|env|var|name|key|id|url|uri|link|page|form|"
     r"text|message|msg|error|title|placeholder|column|col|param|option|flag|setting|config|auth|"
-    r"login|token|secret|protected|enabled|disabled|visible|hidden|less)(?![a-z]))"
-    r"[a-z]{2,12}(?=[\"']?[ \t]*[:=])"
+    r"login|token|secret|protected|enabled|disabled|visible|hidden|less|scheme|encoding|minimum|maximum|cipher|"
+    r"kdf|source|provider|backend|strategy|method|hasher|hashing|encryption|encrypted|algo|iterations|rounds|lock|"
+    r"lockout|reuse|ttl|timeout|version|schema|mask|masked|reveal|toggle|generator|service|mode)(?![a-z]))"
+    r"(?P<owner>[a-z]{2,12})(?=[\"']?[ \t]*[:=])"
 )
 # The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
@@ -251,8 +253,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
 _VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])|[ \t]+#[ \t]")
 _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
-# A line that opens with a setting's name: `  export API_KEY`, `- DB_PASSWORD`, `apikey`.
-_SETTING_LEAD = re.compile(r"[ \t*+-]*(?:export[ \t]+)?[\w.-]{1,80}")
+# A line that opens with a setting's name: `  export API_KEY`, `- DB_PASSWORD`, `apikey`, after a shell's prompt,
+# an e-mail's quote or a list's number (`$ export …`, `> password=…`, `1. password=…`).
+_SETTING_LEAD = re.compile(r"[ \t*+-]*(?:[$>#][ \t]+|\d{1,3}[.)][ \t]+)?(?:export[ \t]+)?[\w.-]{1,80}")
+_LINE_END_OR_COMMENT = re.compile(r"[ \t]*(?:$|\r?\n|#[ \t])")
+_QUERY_FIELD = re.compile(r"&[A-Za-z_][\w.-]*=")
 
 
 def _name_words(name: str) -> list[str]:
@@ -525,12 +530,11 @@ _MARKUP = re.compile(r"<[A-Za-z][\w-]{0,20}+(?:[ \t][^<>]{0,200}+)?>[^<]{0,200}+
 # A value that code builds where it stands: an interpolation (`${self:custom.password}`, Ruby's `#{…}`, jq's and
 # Swift's `\(.password)`, `{{ … }}`), a concatenation (`':'+p_pwd+'@'`, PHP's `. $this->_config[…]`), a
 # variable between dollars (`$DB_PASS$`), a shell pipeline's output (`cat /dev/urandom | tr -dc …`), an expression
-# in an f-string's braces.
-_INTERPOLATED = re.compile(r"\$\{[\w.:-]+\}|#\{[\w.@:-]+\}|\\\(\.?[\w.]+\)|\{\{[^{}]*\}\}|['\"][ \t]*\+|\+[ \t]*['\"]"
-                           r"|\$this->|^\$\w+\$$| \| "
-                           r"|^\{[A-Za-z_][\w.]*[\[(]")  # Python's f-string: `PWD={config['password']}`
-# All capitals around a credential's word name it (`password=DBPASSWORD`, `MYSECRET`).
-_NAMED_IN_CAPITALS = re.compile(r"[A-Z]*(?:PASSWORD|PASSWD|SECRET|TOKEN)[A-Z]*")
+# in an f-string's braces; an interpolation only when little literal text is left beside it.
+_CODE_BUILT = re.compile(r"\$this->|^\$\w+\$$| \| |^\{[A-Za-z_][\w.]*[\[(]")  # f-string: `PWD={config['password']}`
+_INTERPOLATION = re.compile(r"\$\{[\w.:-]+\}|#\{[\w.@:-]+\}|\\\(\.?[\w.]+\)|\{\{[^{}]*\}\}|['\"][ \t]*\+|\+[ \t]*['\"]")
+# What is left of a value around its interpolations that still makes it a literal (`Hx7kQ2vLm9-${var.env}`).
+_LITERAL_LEFT = 6
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
 # Pieces of a placeholder's name written short: `{sqlPwd2019}`, `{apiKey2024}`, `{dbpass12}`.
 _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
@@ -540,7 +544,8 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if _INTERPOLATED.search(value) or _NAMED_IN_CAPITALS.fullmatch(value):
+    if _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
+            c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
         return True
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
@@ -586,6 +591,12 @@ def _word_before(lowered: str, start: int) -> str:
 # `--username dbc --password dbc`, `MINIO_ROOT_USER: minioadmin` ⏎ `MINIO_ROOT_PASSWORD: minioadmin`.
 _USER_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login|uid|admin)[\"']?[ \t]*[:= \t][ \t]*[\"']?([^\s\"',;]{1,100}+)")
 _USER_LOOK_BACK = 120
+# The line right before, giving a user: `user: orbit_app` ⏎ (anchored at the search's end: linear).
+_USER_LINE_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login)[ \t]*:[ \t]*[^\s:]{1,100}[ \t]*\r?\n[ \t]*\Z")
+# Capitals, small letters and digits all in one value (`Kq8wLm2x`); lower-case settings (`base64url`) lack them.
+_MIXED_CASE_DIGIT = re.compile(r"^(?=.*[A-Z])(?=.*[a-z])(?=.*\d)")
+# A symbol people put in a password, which test names and identifiers lack.
+_PASSWORD_SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
 
 
 def _repeats_user(text: str, name_start: int, value: str) -> bool:
@@ -663,12 +674,13 @@ def find_named_values(text: str) -> Iterator[Range]:
                     and gap.group("sep") != gap.group("sep").strip():
                 # spaced, a setting's line (`admin_password = Wombat&Biscuit3`), not a URL's query: "&" is the value's
                 value, end = _bare_value(text, start, _NON_SPACE.match(text, start).end())
-            elif text.startswith(("&", "<", ">"), end) and gap.group("sep").strip() in ("=", ":", ":="):
-                # A setting's line whose value runs on to the line's end (`apikey:=m{{h}o)p…>-_$#x}}`): all of it.
+            elif value and text.startswith(("&", "<", ">"), end) and gap.group("sep").strip() in ("=", ":", ":="):
+                # A setting's line whose value runs on to the line's end or a comment (`apikey:=m{{h}o)p…>-_$#x}}`):
+                # all of it, unless the rest is a query's next field (`ya29.a0…&expires_in=3600`).
                 run_end = _NON_SPACE.match(text, start).end()
                 floor = max(0, ending.start() - _NAME_MAX)
                 line_start = text.rfind("\n", floor, ending.start()) + 1 or floor
-                if (text.startswith(("\n", "\r"), run_end) or run_end == len(text)) \
+                if _LINE_END_OR_COMMENT.match(text, run_end) and not _QUERY_FIELD.search(text, end, run_end) \
                         and _SETTING_LEAD.fullmatch(text, line_start, ending.end()):
                     value, end = _bare_value(text, start, run_end)
         fallback = _FALLBACK.fullmatch(separator.strip()) is not None
@@ -704,8 +716,10 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength and name.lower() == "pass" and separator.strip() == ":" and _password_shaped(value, name) \
-                and _USER_BEFORE.search(text, max(0, name_start - _USER_LOOK_BACK), name_start) is not None:
-            strength = 1  # `user: orbit_app` ⏎ `pass: Vx2!gHn8@qRt`: a login's pair, not a test runner's "PASS:"
+                and (_PASSWORD_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
+                     or _capitalised_passphrase(value)) \
+                and _USER_LINE_BEFORE.search(text, max(0, name_start - _USER_LOOK_BACK), name_start) is not None:
+            strength = 1  # `user: orbit_app` ⏎ `pass: Vx2!gHn8@qRt`: a login's pair, not a test runner's "PASS: Test2"
         if not strength or _echoes_name(value, name) or _translated_label(value) \
                 or _repeats_user(text, name_start, value):
             continue
@@ -728,6 +742,8 @@ def find_named_values(text: str) -> Iterator[Range]:
                               or quoted_match is not None and _looks_random(value) and not _worded(value)
                               and not _names_a_field(value))):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
+        if ending.group("owner") and not (_PASSWORD_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
+            continue  # `password_scheme: SHA512-CRYPT`, `password_kdf: pbkdf2-sha256`: a setting about passwords
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
         if ending.group("word") == "api" and not _api_key_shaped(value):
@@ -829,6 +845,7 @@ _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
 _AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
 _DIGIT = re.compile(r"\d")
+_SCHEME_VALUE_MIN = 24
 # Any scheme's name may come before the credential (`BotConnector …`, Azure's `SharedAccessSignature sr=…`).
 _AUTH_HEADER = re.compile(r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?P<scheme>[a-z][a-z0-9-]{1,40}+)[ \t]+)?"
                           r"([^\s\"']{12,}+)(?![ \t]+[a-z0-9._~+/=-])")
@@ -1172,9 +1189,14 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(1)
     for match in capped(_AUTH_HEADER.finditer(lowered)):
         value = text[match.start(2):match.end(2)]
-        # after a scheme's name, a digit and no template's brackets (`basic {base64(email:password)}`)
-        if not _is_placeholder(value) and (not match.group("scheme") or _DIGIT.search(value)
-                                           and not any(c in value for c in "{}()<>[]")):
+        # After another scheme's name a machine-made value (`BotConnector Xq4T…`), not an id or a file named in a
+        # design note (`Cognito eu-west-1_Xk2Lm9QzT`, `RBAC roles-matrix-v2.xlsx`, `JWT RS256-signed`), nor a
+        # template (`basic {base64(email:password)}`); Azure's signature is a query of its own.
+        scheme = match.group("scheme")
+        machine_made = len(value) >= _SCHEME_VALUE_MIN and _mixed_random(value) and not _worded(value) \
+            and not any(c in value for c in "{}()<>[]")
+        if not _is_placeholder(value) and (not scheme or machine_made
+                                           or scheme == "sharedaccesssignature" and "sig=" in value.lower()):
             yield match.span(2)
     for match in capped(_URL_USERINFO.finditer(text)):
         password = match.group(1)
@@ -1182,6 +1204,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         user = text[user_start:match.start(1) - 1]
         if not user and (password.isdigit() or any(c in password for c in "?&=,#")):
             continue  # "mongodb://:27017@db", "http://:3000?email=a@b.io": a port and what follows it
+        if user.startswith(("${", "#{", "{{", "$(")):
+            continue  # a template's URL: `postgresql://${self:custom.db.username}:${self:custom.db.password}@…`
         if _mixed_random(user) and len(user) >= 20:
             yield user_start, match.start(1) - 1  # a token given as the user: "https://<token>:x-oauth-basic@"
         # The host follows the last "@"; a "@" before it belongs to the password.
@@ -1483,11 +1507,12 @@ def find_name_value_lines(text: str) -> Iterator[Range]:
 # `!@#$%^&*(-_=+)`), which no ordinary word or expression mixes so: a quote, "=", a space or a line's end
 # around it.
 _DJANGO_KEY = re.compile(r"(?<![^\s\"'=,(])[a-z0-9!@#$%^&*(\-_=+)]{50}(?![^\s\"',;)])")
-_DJANGO_SYMBOLS = frozenset("!@#$%^&*(-_=+)")
+# Its symbols other than those of identifiers, URLs' queries and versions ("-", "_", "=", "&").
+_DJANGO_SYMBOLS = frozenset("!@#$%^*(+)")
 # Bundler's credentials for a gem server, set in the environment under the host's name with "__" for each dot
 # (`BUNDLE_GEMS__CONTRIBSYS__COM=user:password`).
 _BUNDLER_CREDENTIALS = re.compile(r"\bBUNDLE_(?:[A-Z0-9-]+__)+[A-Z]{2,24}[\"']?[ \t]*[:=][ \t]*[\"']?"
-                                  r"([^\s:\"'$]{1,100}+:[^\s\"']{1,200}+)")
+                                  r"([A-Za-z0-9._%+@][A-Za-z0-9._%+@-]{0,99}+:[^\s\"'\\]{1,200}+)(?![\\\w])")
 
 
 def find_generated_keys(text: str) -> Iterator[Range]:
@@ -1495,7 +1520,7 @@ def find_generated_keys(text: str) -> Iterator[Range]:
         value = match.group()
         symbols = sum(c in _DJANGO_SYMBOLS for c in value)
         digits = sum(c.isdigit() for c in value)
-        if symbols >= 4 and digits >= 4 and value.count(value[0]) < 25:
+        if symbols >= 4 and len(_DJANGO_SYMBOLS.intersection(value)) >= 3 and digits >= 4 and value.count(value[0]) < 25:
             yield match.span()
     for match in capped(_BUNDLER_CREDENTIALS.finditer(text) if "BUNDLE_" in text else ()):
         password = match.group(1).split(":", 1)[1]

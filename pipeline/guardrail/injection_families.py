@@ -227,9 +227,12 @@ _PERSONA = [
     r"\b(?:respond|answer|reply) to (?:every|each|all|any) (?:prompt|question|message|request)s? (?:i|that i|you)\b",
     r"\b(?:start|begin|prefix|end) (?:all |each |every )?(?:of )?your (?:responses?|answers?|replies|reply|outputs?)"
     r" (?:with|by)\b",
-    # "ensure no offensive language is allowed" is a moderation rule
-    r"\b(?<!\bno )(?<!\bnot )(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) "
-    r"(?:content|generations|responses|language|material) (?:is|are) (?:allowed|permitted|encouraged|fine)\b",
+    # "ensure no offensive language is allowed" is a moderation rule; "no harmful content is allowed to be refused"
+    # is the jailbreak again
+    r"\b(?:(?<!\bno )(?<!\bnot )(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) "
+    r"(?:content|generations|responses|language|material) (?:is|are) (?:allowed|permitted|encouraged|fine)\b"
+    r"|(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) (?:content|generations|responses|language"
+    r"|material) (?:is|are) (?:allowed|permitted) to be (?:refused|censored|filtered|blocked|withheld)\b)",
     r"\bregardless of (?:any |its |their |the )?(?:ethical|legal|moral)",
     r"\b(?:doesn'?t|does not|don'?t|do not|never|won'?t) (?:care|follow|abide|adhere|respect|obey)(?: about| by| to)?"
     r" (?:any |the )?(?:ethics|morals|morality|laws|ethical|moral|openai|content polic)",

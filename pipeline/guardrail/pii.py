@@ -33,7 +33,6 @@ _GENERIC_TLDS = frozenset({
     "example", "invalid", "lan", "corp", "internal", "home", "team", "expert", "academy", "health", "bank",
     "insurance", "law", "legal", "finance", "capital", "ventures", "partners", "tools", "engineering", "inc",
     "llc", "ltd", "gmbh", "berlin", "london", "nyc", "paris", "tokyo", "amsterdam", "swiss", "africa",
-    "tld",  # documentation's stand-in ("jane@example.tld"), as often with a real address in its place
 })
 # Labels of letters (any script), digits and inner hyphens; the top level is letters or punycode.
 _DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.){1,10}(xn--[a-z0-9-]{1,59}|[^\W\d_]{2,24})(?![\w-])")
@@ -274,12 +273,13 @@ _ISSUERS: tuple[tuple[str, int, int, frozenset[int], int], ...] = (
     ("Diners Club", 36, 36, frozenset({14, 16, 19}), 14),
     ("Diners Club", 38, 39, frozenset({14, 16, 19}), 16),
     ("JCB", 3528, 3589, frozenset({15, 16, 17, 18, 19}), 16),
-    # JCB's older ranges, still in the card validators' tables (Braintree's among them)
-    ("JCB", 3088, 3094, frozenset({16}), 16),
-    ("JCB", 3096, 3102, frozenset({16}), 16),
-    ("JCB", 3112, 3120, frozenset({16}), 16),
-    ("JCB", 3158, 3159, frozenset({16}), 16),
-    ("JCB", 3337, 3349, frozenset({16}), 16),
+    # JCB's older ranges, still in the card validators' tables (Braintree's among them): only after a card word,
+    # as order, trace and offset ids of 16 digits start so too (no usual length)
+    ("JCB", 3088, 3094, frozenset({16}), 0),
+    ("JCB", 3096, 3102, frozenset({16}), 0),
+    ("JCB", 3112, 3120, frozenset({16}), 0),
+    ("JCB", 3158, 3159, frozenset({16}), 0),
+    ("JCB", 3337, 3349, frozenset({16}), 0),
     ("JCB", 2131, 2131, frozenset({15}), 15),
     ("JCB", 1800, 1800, frozenset({15}), 15),
     ("UATP", 1, 1, frozenset({15}), 15),

@@ -299,6 +299,7 @@ FORMATS: tuple[Format, ...] = (
     Format("Twilio account SID", "AC", HEX, 32, 32),
     Format("Telnyx key", "KEY0", B62_, 50, 80),
     Format("Discord webhook", "discord.com/api/webhooks/", ANY, 60, 200),
+    Format("Discord webhook", "discordapp.com/api/webhooks/", ANY, 60, 200),
     Format("Tines webhook", "tines.com/webhook/", ANY, 65, 66),
     Format("Linear key", "lin_api_", B62, 40, 40),
     Format("Linear OAuth token", "lin_oauth_", B62, 40, 64),
@@ -425,10 +426,11 @@ _ACROSS_RUNS = (
     # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
     re.compile(r"(?P<token>ATATT3(?<![A-Za-z0-9]ATATT3)[A-Za-z0-9_=-]{60,512}+)"),
     # Web3 gateways take the project's key in the path: the URL is the credential.
-    re.compile(r"(?P<url>infura\.io)/(?P<token>(?:ws/)?v3/[0-9a-f]{32})(?![0-9a-f])"),
-    re.compile(r"(?P<url>alchemyapi\.io|alchemy\.com)/(?P<token>v2/[A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])"),
+    re.compile(r"(?P<url>infura\.io)/(?P<token>(?:ws/)?v3/(?P<key>[0-9a-f]{32}))(?![0-9a-f])"),
+    re.compile(r"(?P<url>alchemyapi\.io|alchemy\.com)/(?P<token>(?:nft/)?v[23]/(?P<key>[A-Za-z0-9_-]{32}))"
+               r"(?![A-Za-z0-9_-])"),
     # OpenWeatherMap's key is the `appid` of its query.
-    re.compile(r"[?&]appid=(?P<token>[0-9a-f]{32})(?![0-9a-f])"),
+    re.compile(r"[?&](?i:appid)=(?P<token>(?P<key>[0-9a-f]{32}))(?![0-9a-f])"),
     # A Firebase Cloud Messaging registration token: the instance id, ":" and "APA91b…".
     re.compile(r"(?P<token>[A-Za-z0-9_-]{11}:APA91b[A-Za-z0-9_-]{100,300}+)"),
 )
@@ -555,6 +557,8 @@ def _across_runs(text: str) -> Iterator[Range]:
     for pattern in _ACROSS_RUNS:
         for found in capped(pattern.finditer(text)):
             start, end = found.span("token")
+            if "key" in pattern.groupindex and is_placeholder_body(found.group("key")):
+                continue  # `https://mainnet.infura.io/v3/000…000`
             if "url" in pattern.groupindex and found.group("url"):
                 start = _url_start(text, found.start(), 80)
             while text[end - 1] == ".":  # the sentence's full stop
