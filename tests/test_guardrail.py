@@ -1066,8 +1066,19 @@ def test_an_ini_pass_a_password_under_its_label_ldap_s_bindpw_chpasswd_braintree
     ("SECRET_KEY=fdlhxbo8ewnxgal2==!@(guk^xns*f(vqjd230(-3erl6t498a", "(guk^xns*f(vqjd2"),
     ('SECRET_KEY = os.getenv("DJANGO_KEY", "fdlhxbo8ewnxgal2==!@(guk^xns*f(vqjd230(-3erl6t498a")', "(guk^xns*f(vqjd2"),
     ("export BUNDLE_GEMS__CONTRIBSYS__COM=c40efa9a:4340ad74", "c40efa9a:4340ad74"),
+    ("REDIS_PASSWORD=TOPSECRET", "TOPSECRET"),
+    ("API_TOKEN=MYSECRETTOKEN", "MYSECRETTOKEN"),
+    ('password = "Hx7kQ2vLm9-${var.env}"', "Hx7kQ2vLm9"),
+    ('DB_PASSWORD="Hx7kQ2vLm9${SUFFIX}"', "Hx7kQ2vLm9"),
+    ("DB_PASSWORD='Zx8+\"Lm2!vQ9'", "Lm2!vQ9"),
+    ("$ export DB_PASSWORD=Kq8&wL<m2x>Zt9#pV", "Zt9#pV"),
+    ("DB_PASSWORD=Xk9&vQ2<pL8>mZ3 # rotated 2024-03", "pL8>mZ3"),
+    ("https://discordapp.com/api/webhooks/1143503308481384529/FpatbTfKYNPGYCpZMbeY71fjdRxxCDQj5kfskxbOJnB-SmchLwa5R",
+     "FpatbTfKYNPGYCpZ"),
+    ('curl "https://eth-mainnet.g.alchemy.com/nft/v3/NVmPSTCBKnwRCtiqsYhnBTvbLlU2g6nf/getNFTs?owner=0x1"',
+     "NVmPSTCBKnwRCtiq"),
 ])
-def test_any_authorization_scheme_a_digitless_telegram_body_django_s_key_and_bundler_s_credentials(text, secret):
+def test_new_credential_forms_and_literal_passwords_beside_code_are_redacted(text, secret):
     masked = mask(text)
     assert secret not in masked and "[REDACTED:" in masked
     if text.startswith("Authorization: "):
@@ -1086,43 +1097,6 @@ def test_any_authorization_scheme_a_digitless_telegram_body_django_s_key_and_bun
     "PASS: test_login_flow2\nPASS: test_logout",
     "user: bob\npass: test_login_2",
     "assert wrap(50) == 'aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaaa+aaaaaaaaa'",
-])
-def test_scheme_names_templates_placeholders_and_look_alikes_of_those_stay(text):
-    assert mask(text) == text
-
-
-@pytest.mark.parametrize("text", [
-    'DATABASE_URL: "postgresql://${self:custom.db.username}:${self:custom.db.password}@${self:custom.db_host}/app"',
-    """jq -r '"postgresql://\\(.username):\\(.password)@\\(.host):\\(.port)/\\(.dbname)"'""",
-    "engine = create_engine('postgresql://'+p_username+':'+p_pwd+'@'+p_host+'/'+p_dbname)",
-    'conn_str = "postgres://$DB_USER$:$DB_PASS$@database.example/terraform_backend"',
-    "$dsn = 'DRIVER={IBM DB2 ODBC DRIVER};UID=' . $this->_config['username'] . ';PWD=' . $this->_config['password'];",
-    "  f\"PWD={config['password']};\"",
-    "PG_PASSWORD=`cat /dev/urandom | tr -dc 'a-zA-Z0-9' | fold -w 10 | head -n 1`",
-    'assert_equal "postgres://test:test@#{@host}:#{@port}/test", @container.database_url',
-])
-def test_a_password_that_code_builds_where_it_stands_is_no_secret(text):
-    assert mask(text) == text
-
-
-@pytest.mark.parametrize(("text", "secret"), [
-    ("REDIS_PASSWORD=TOPSECRET", "TOPSECRET"),
-    ("API_TOKEN=MYSECRETTOKEN", "MYSECRETTOKEN"),
-    ('password = "Hx7kQ2vLm9-${var.env}"', "Hx7kQ2vLm9"),
-    ('DB_PASSWORD="Hx7kQ2vLm9${SUFFIX}"', "Hx7kQ2vLm9"),
-    ("DB_PASSWORD='Zx8+\"Lm2!vQ9'", "Lm2!vQ9"),
-    ("$ export DB_PASSWORD=Kq8&wL<m2x>Zt9#pV", "Zt9#pV"),
-    ("DB_PASSWORD=Xk9&vQ2<pL8>mZ3 # rotated 2024-03", "pL8>mZ3"),
-    ("https://discordapp.com/api/webhooks/1143503308481384529/FpatbTfKYNPGYCpZMbeY71fjdRxxCDQj5kfskxbOJnB-SmchLwa5R",
-     "FpatbTfKYNPGYCpZ"),
-    ('curl "https://eth-mainnet.g.alchemy.com/nft/v3/NVmPSTCBKnwRCtiqsYhnBTvbLlU2g6nf/getNFTs?owner=0x1"',
-     "NVmPSTCBKnwRCtiq"),
-])
-def test_literal_passwords_beside_code_and_keys_of_older_domains_are_redacted(text, secret):
-    assert secret not in mask(text)
-
-
-@pytest.mark.parametrize("text", [
     "- Authorization: JWT RS256-signed",
     "Authorization: Cognito eu-west-1_Xk2Lm9QzT",
     "Authorization: RBAC roles-matrix-v2.xlsx (see attachment)",
@@ -1139,7 +1113,21 @@ def test_literal_passwords_beside_code_and_keys_of_older_domains_are_redacted(te
     'BUNDLE_BUILD__PG: "--with-pg-config=C:\\PostgreSQL\\16\\bin\\pg_config.exe"',
     "RPC_URL=https://mainnet.infura.io/v3/00000000000000000000000000000000",
 ])
-def test_scheme_names_test_logs_password_settings_and_empty_fields_stay(text):
+def test_scheme_names_templates_test_logs_password_settings_and_look_alikes_stay(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    'DATABASE_URL: "postgresql://${self:custom.db.username}:${self:custom.db.password}@${self:custom.db_host}/app"',
+    """jq -r '"postgresql://\\(.username):\\(.password)@\\(.host):\\(.port)/\\(.dbname)"'""",
+    "engine = create_engine('postgresql://'+p_username+':'+p_pwd+'@'+p_host+'/'+p_dbname)",
+    'conn_str = "postgres://$DB_USER$:$DB_PASS$@database.example/terraform_backend"',
+    "$dsn = 'DRIVER={IBM DB2 ODBC DRIVER};UID=' . $this->_config['username'] . ';PWD=' . $this->_config['password'];",
+    "  f\"PWD={config['password']};\"",
+    "PG_PASSWORD=`cat /dev/urandom | tr -dc 'a-zA-Z0-9' | fold -w 10 | head -n 1`",
+    'assert_equal "postgres://test:test@#{@host}:#{@port}/test", @container.database_url',
+])
+def test_a_password_that_code_builds_where_it_stands_is_no_secret(text):
     assert mask(text) == text
 
 

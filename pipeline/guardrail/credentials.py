@@ -595,8 +595,6 @@ _USER_LOOK_BACK = 120
 _USER_LINE_BEFORE = re.compile(r"(?i:user(?:[_-]?name)?|login)[ \t]*:[ \t]*[^\s:]{1,100}[ \t]*\r?\n[ \t]*\Z")
 # Capitals, small letters and digits all in one value (`Kq8wLm2x`); lower-case settings (`base64url`) lack them.
 _MIXED_CASE_DIGIT = re.compile(r"^(?=.*[A-Z])(?=.*[a-z])(?=.*\d)")
-# A symbol people put in a password, which test names and identifiers lack.
-_PASSWORD_SYMBOL = re.compile(r"[!@#$%^&*+=?~]")
 
 
 def _repeats_user(text: str, name_start: int, value: str) -> bool:
@@ -716,7 +714,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength and name.lower() == "pass" and separator.strip() == ":" and _password_shaped(value, name) \
-                and (_PASSWORD_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
+                and (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
                      or _capitalised_passphrase(value)) \
                 and _USER_LINE_BEFORE.search(text, max(0, name_start - _USER_LOOK_BACK), name_start) is not None:
             strength = 1  # `user: orbit_app` ⏎ `pass: Vx2!gHn8@qRt`: a login's pair, not a test runner's "PASS: Test2"
@@ -742,7 +740,7 @@ def find_named_values(text: str) -> Iterator[Range]:
                               or quoted_match is not None and _looks_random(value) and not _worded(value)
                               and not _names_a_field(value))):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
-        if ending.group("owner") and not (_PASSWORD_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
+        if ending.group("owner") and not (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
             continue  # `password_scheme: SHA512-CRYPT`, `password_kdf: pbkdf2-sha256`: a setting about passwords
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log

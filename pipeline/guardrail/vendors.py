@@ -559,7 +559,7 @@ def _across_runs(text: str) -> Iterator[Range]:
             start, end = found.span("token")
             if "key" in pattern.groupindex and is_placeholder_body(found.group("key")):
                 continue  # `https://mainnet.infura.io/v3/000…000`
-            if "url" in pattern.groupindex and found.group("url"):
+            if "url" in pattern.groupindex:
                 start = _url_start(text, found.start(), 80)
             while text[end - 1] == ".":  # the sentence's full stop
                 end -= 1
