@@ -559,12 +559,18 @@ def test_passwords_after_an_aside_a_dash_or_a_chinese_change_and_a_private_key_m
     assert secret[:8] not in mask(text) and secret[-8:] not in mask(text), mask(text)
 
 
-@pytest.mark.parametrize("prefix", ["ffio-u-", "myapp_", "acme-live-"])
-def test_a_long_random_part_after_a_named_prefix_is_redacted(prefix):
+@pytest.mark.parametrize("prefix", ["ffio-u-", "myapp_", "acme-live-", "ramp_sec_"])
+def test_a_long_random_part_after_a_named_prefix_is_redacted_with_its_prefix(prefix):
     part = _random_token(48, prefix)
     masked = mask(f"The integration uses {prefix}{part} for uploads.")
     assert part[:8] not in masked and part[-8:] not in masked, masked
-    assert masked.endswith(" for uploads.")
+    assert masked == "The integration uses [REDACTED:random_token] for uploads."
+
+
+def test_a_name_after_a_long_random_part_stays():
+    part = _random_token(48, "linux")
+    assert mask(f"The cache key is scheduler-{part}-linux today.") \
+        == "The cache key is scheduler-[REDACTED:random_token]-linux today."
 
 
 @pytest.mark.parametrize("text", [
@@ -948,6 +954,22 @@ def test_a_password_in_chat_a_client_a_connection_string_or_a_command_is_redacte
 ])
 def test_a_type_a_label_a_cursor_a_certificate_a_host_or_a_prompt_is_not_a_secret(text):
     assert mask(text) == text
+
+
+_PGP_BODY = ("mQENBFOrMNcBCAC+gLI4s3bUkobS5NpOQbWfjWXbqC0Ixpc5bZYDOvsmfstmswna\n"
+             "UWUXkRH9RONabzrAu4TGvW0f5DkC2fuWWHJhZWEccn+VE83+avMZN4/mzldSXPNX\n"
+             "A6F7+wHb1DjG+FCDcxMghkwDjGc16LOtZGufUo5iRQaC5pmNBOgDWdiObGPKOTEL\n")
+
+
+def test_an_openpgp_public_key_with_armour_headers_stays():
+    text = ("Import the release key:\n-----BEGIN PGP PUBLIC KEY BLOCK-----\nVersion: GnuPG v2\n"
+            "Comment: GPGTools - https://gpgtools.org\n\n" + _PGP_BODY + "=mIC1\n-----END PGP PUBLIC KEY BLOCK-----")
+    assert mask(text) == text
+
+
+def test_an_openpgp_private_key_with_armour_headers_is_redacted():
+    text = "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + _PGP_BODY + "-----END PGP PRIVATE KEY BLOCK-----"
+    assert "mQENBFOr" not in mask(text) and "UWUXkRH9" not in mask(text)
 
 
 @pytest.mark.parametrize("text", [

@@ -89,6 +89,9 @@ _ARMOUR_WINDOW = 4096
 _SOPS_WINDOW = 2048
 # Base64 of "-----BEGIN CERTIFICATE" and "-----BEGIN PUBLIC KEY": a Kubernetes manifest's `ca.crt` or `tls.crt`.
 _PUBLIC_PEM_BASE64 = ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FUR", "LS0tLS1CRUdJTiBQVUJMSUMgS0VZ")
+# Stripe's publishable key when an unnamed random token starts at its prefix (under a secret's name, Courier's
+# `pk_test_…` is a secret).
+_PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_")
 
 
 def _published(text: str, start: int) -> bool:
@@ -108,11 +111,17 @@ def _published(text: str, start: int) -> bool:
     label_end = text.find("-----", begin + 11, min(start, begin + 80))
     if label_end == -1 or not any(kind in text[begin:label_end] for kind in credentials.PUBLIC_ARMOUR):
         return False
-    body = _ARMOUR_BREAK.split(text[label_end + 5:start].rstrip("\\"))  # a hit may start at the "n" of "\n"
+    body_start = label_end + 5
+    headers = _ARMOUR_HEADERS.match(text, body_start, start)
+    if headers is not None:
+        body_start = headers.end()
+    body = _ARMOUR_BREAK.split(text[body_start:start].rstrip("\\"))  # a hit may start at the "n" of "\n"
     return all(len(line) >= 16 and _BASE64_LINE.fullmatch(line) for line in body[:-1] if line) \
         and _BASE64_RUN.fullmatch(body[-1]) is not None
 
 
+# OpenPGP's armour headers ("Version: GnuPG v2", "Comment: …") and the empty line that ends them (RFC 4880, 6.2).
+_ARMOUR_HEADERS = re.compile(r"(?:\r?\n[A-Za-z][\w-]{0,40}+: [^\n]{0,200}+)++\r?\n[ \t]*+\r?\n")
 _ARMOUR_BREAK = re.compile(r"(?:\\n|\\r|[\s\"',])+")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]*")
@@ -160,7 +169,9 @@ def detect(text: str, kinds: Collection[str], phone_regions: Sequence[str] = pii
         found = pii.find_phones(text, phone_regions) if kind.name == "phone" else kind.find(text)
         screened = kind.check_id == SECRET_CHECK and kind.name not in _OWN_PLACEHOLDER_TESTS
         for start, end in found:
-            if end <= start or screened and (_made_up(text[start:min(end, start + PROBE)]) or _published(text, start)):
+            if end <= start or screened and (_made_up(text[start:min(end, start + PROBE)]) or _published(text, start)
+                                              or kind.name == "random_token"
+                                              and text.startswith(_PUBLISHABLE_PREFIXES, start)):
                 continue
             if kind.outside_urls:
                 if urls is None:

@@ -122,7 +122,9 @@ def find_random_tokens(text: str) -> Iterator[Range]:
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)
         elif (part := _prefixed_part(text, start, end)) is not None and random(text[part[0]:part[1]]):
-            yield part
+            # A short name glued before a random tail is the token's own prefix ("ramp_sec_…"): redacted with it,
+            # as scanners report it; a name after the random part ("<random>-linux") stays.
+            yield (start, _dotted_end(text, end)) if part[1] == end and part[0] - start <= _PREFIX_MAX else part
 
 
 # A name before a long random part is a token's prefix ("ffio-u-<64 random>", "myapp_<40 random>"); the part is
@@ -130,6 +132,7 @@ def find_random_tokens(text: str) -> Iterator[Range]:
 # blob is never cut at them.
 _PREFIX_JOINERS = re.compile(r"[-_]+")
 _PREFIXED_PART = 32
+_PREFIX_MAX = 24
 
 
 def _prefixed_part(text: str, start: int, end: int) -> Range | None:
