@@ -74,13 +74,16 @@ def _repeated_unit(value: str) -> bool:
         for size in range(1, 5))
 
 
+# Stripe's publishable key: public whether a hit starts at its prefix or after it (an unnamed random token's only:
+# under a secret's name, Courier's `pk_test_…` is a secret).
+_PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_")
 # Published by design, whatever their shape: content digests (npm's and SRI's `integrity sha512-…`, go.sum's
 # `h1:…`, an image's `sha256:…`, yarn's `….tgz#<sha1>`), the body of an SSH public key, of a PUBLIC KEY block or
 # of a value named a public key, Stripe's publishable key.
 _PUBLISHED_BEFORE = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5|h1)[-:][+/]?$|\.(?:tgz|tar\.gz|zip|jar|whl|gem|crate)#$"
                                r"|(?i:public[_ -]?keys?|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
                                r"|(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com|"
-                               r"pk_live_|pk_test_)[ \t]*$"
+                               + "|".join(_PUBLISHABLE_PREFIXES) + r")[ \t]*$"
                                # a certificate in SAML metadata or a JWK's chain
                                r"|<(?:ds:)?X509Certificate>\s*$|\"x5c\"[ \t]*:[ \t]*\[[ \t]*\"$")
 # Subresource-integrity digests: the algorithm, "-", and standard base64 (no "-" or "_" in it).
@@ -89,9 +92,6 @@ _ARMOUR_WINDOW = 4096
 _SOPS_WINDOW = 2048
 # Base64 of "-----BEGIN CERTIFICATE" and "-----BEGIN PUBLIC KEY": a Kubernetes manifest's `ca.crt` or `tls.crt`.
 _PUBLIC_PEM_BASE64 = ("LS0tLS1CRUdJTiBDRVJUSUZJQ0FUR", "LS0tLS1CRUdJTiBQVUJMSUMgS0VZ")
-# Stripe's publishable key when an unnamed random token starts at its prefix (under a secret's name, Courier's
-# `pk_test_…` is a secret).
-_PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_")
 
 
 def _published(text: str, start: int) -> bool:

@@ -132,6 +132,10 @@ _OVERRIDE = [
 ]
 
 # -- persona switch and jailbreak role-play ------------------------------------------------------------------
+# Content a jailbreak declares allowed: "explicit content is allowed".
+_HARMFUL_CONTENT_IS = (r"(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) "
+                       r"(?:content|generations|responses|language|material) (?:is|are) ")
+
 _PERSONA = [
     # "You are now able to export..." is a release note; "you are now DAN / a / my / free" is a new persona.
     r"\byou (?:are|re|'re) (?:now|from now on|henceforth) (?:a|an|my|free|called|named|known as|no longer|"
@@ -229,10 +233,8 @@ _PERSONA = [
     r" (?:with|by)\b",
     # "ensure no offensive language is allowed" is a moderation rule; "no harmful content is allowed to be refused"
     # is the jailbreak again
-    r"\b(?:(?<!\bno )(?<!\bnot )(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) "
-    r"(?:content|generations|responses|language|material) (?:is|are) (?:allowed|permitted|encouraged|fine)\b"
-    r"|(?:nsfw|explicit|offensive|illegal|unethical|harmful|sexual|violent) (?:content|generations|responses|language"
-    r"|material) (?:is|are) (?:allowed|permitted) to be (?:refused|censored|filtered|blocked|withheld)\b)",
+    r"\b(?:(?<!\bno )(?<!\bnot )" + _HARMFUL_CONTENT_IS + r"(?:allowed|permitted|encouraged|fine)\b"
+    r"|" + _HARMFUL_CONTENT_IS + r"(?:allowed|permitted) to be (?:refused|censored|filtered|blocked|withheld)\b)",
     r"\bregardless of (?:any |its |their |the )?(?:ethical|legal|moral)",
     r"\b(?:doesn'?t|does not|don'?t|do not|never|won'?t) (?:care|follow|abide|adhere|respect|obey)(?: about| by| to)?"
     r" (?:any |the )?(?:ethics|morals|morality|laws|ethical|moral|openai|content polic)",
