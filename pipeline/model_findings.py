@@ -41,9 +41,17 @@ def _issue_mode(issue: ModelIssue) -> Mode:
     return "warn"
 
 
+_STRENGTH: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
+
+
 def _duplicate(issue: ModelIssue, span: Span | None, standing: list[Finding]) -> bool:
-    """A model issue the rules already raised: same category and both absences, or quoting the same words."""
+    """A model issue the rules already raised at least as strongly: same category and both absences, or quoting
+    the same words. A rule's collapsed `info` finding does not stand for the model's block: the rule is
+    shown as `info` because it cannot judge, and the model's judgement is what the verdict then needs."""
+    mode = _issue_mode(issue)
     for finding in standing:
+        if _STRENGTH[finding.mode] < _STRENGTH[mode]:
+            continue
         same_category = category_of(finding) == issue.category
         if span is None and finding.span is None and same_category:
             return True

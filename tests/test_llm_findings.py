@@ -203,6 +203,37 @@ def test_model_issues_add_findings_and_may_lower_the_verdict(fast_llm_config: Co
     assert result.decision.verdict == "needs_info" and result.decision.blocking == [model[0]]
 
 
+# The rule sees no criteria and can only say so collapsed (`info`); the model judges that done cannot be told.
+VAGUE_TASK = RequirementPacket(title="Execute the test plan for Enterprise edition",
+                               body="Concentrate on the enterprise related topics", type_hint=TicketType.task)
+
+
+@pytest.mark.parametrize(("issue", "blocks"), [
+    ({"category": "done", "severity": "block", "quote": None}, True),
+    ({"category": "ambiguous", "severity": "block", "quote": "the enterprise related topics"}, True),
+    ({"category": "done", "severity": "ask", "quote": None}, False),
+])
+def test_a_models_block_stands_beside_a_collapsed_rule_finding_of_its_category(
+        issue: dict[str, Any], blocks: bool, fast_llm_config: Config, llm_client: LLMClient,
+        fake_anthropic: FakeAnthropic) -> None:
+    assert [(f.check_id, f.mode) for f in review(VAGUE_TASK, fast_llm_config, None).findings] == [
+        ("acceptance-criteria.missing", "info")]
+    answer = answering(issues=[{**issue, "note": "Which test plan, and what ends it?", "question": "Which plan?"}])
+    result = run(VAGUE_TASK, fast_llm_config, llm_client, fake_anthropic, answer)
+    model = [f for f in result.findings if f.origin == "model"]
+    assert [(f.check_id, f.mode) for f in model] == [(f"llm.{issue['category']}", "error" if blocks else "warn")]
+    assert result.decision.verdict == ("needs_info" if blocks else "ready")
+    assert by_check(result, "acceptance-criteria.missing")[0].mode == "info"
+
+
+def test_a_model_issue_the_rules_already_block_on_is_not_said_twice(
+        fast_llm_config: Config, llm_client: LLMClient, fake_anthropic: FakeAnthropic) -> None:
+    issues = [{"category": "repro", "severity": "block", "quote": None, "note": "No steps.", "question": "How?"}]
+    result = run(bug(SHORT_BUG), fast_llm_config, llm_client, fake_anthropic, answering(issues=issues))
+    assert [f.check_id for f in result.findings if f.category == "repro"] == ["bug.steps.missing"]
+    assert [f.check_id for f in result.decision.blocking] == ["bug.steps.missing"]
+
+
 def test_model_cannot_raise_the_verdict_with_high_ratings(fast_llm_config: Config, llm_client: LLMClient,
                                                            fake_anthropic: FakeAnthropic) -> None:
     result = run(bug(SHORT_BUG), fast_llm_config, llm_client, fake_anthropic)  # top ratings, no dismissal
