@@ -1,10 +1,13 @@
 """How far the rules-only review agrees with the rubric's raters on real tickets.
 
-    python bench/eval_tickets.py [--data DIR] [--json] [--lopo] [--project NAME ...]
+    python bench/eval_tickets.py [--data DIR] [--json] [--lopo] [--project NAME ...] [--llm [--no-cache]]
 
 Reviews every ticket of DIR/ticket-gold/*.jsonl (DIR defaults to ../shared/data beside the repository)
-offline through the audit's loop (`reqgate.bot.audit`), in its JSON Lines shape: Jira tickets carry their labelled type, as a Jira webhook carries the issue
-type; GitLab tickets carry none, so the type is guessed from the text. Prints:
+through the audit's loop (`reqgate.bot.audit`), in its JSON Lines shape: Jira tickets carry their labelled
+type, as a Jira webhook carries the issue type; GitLab tickets carry none, so the type is guessed from the
+text. Rules only by default; `--llm` reviews as the bot does with a model (calls 1 and 2 through
+`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` if set, answers cached like `reqgate audit --llm`) and says how
+many reviews the model took part in, since a failed or withheld call falls back to rules only. Prints:
 
 - verdict agreement with the gold, false needs-info (share of gold-ready tickets sent back) and false
   ready (share of gold needs-info tickets passed);
@@ -36,6 +39,8 @@ from reqgate.pipeline.config import Config
 from reqgate.pipeline.comment import repeated_sentences, visible_lines
 from reqgate.pipeline.config_loader import load_default_config
 from reqgate.bot.audit import ExportRecord, audit
+from reqgate.pipeline.cache import ResultCache
+from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.schemas import ReviewResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,10 +60,12 @@ def audit_record(item: Record) -> Record:
     return record
 
 
-def review_all(items: list[Record], config: Config) -> list[Outcome]:
-    """Every labelled ticket through the audit's loop, offline."""
+def review_all(items: list[Record], config: Config, llm: LLMClient | None = None,
+               cache: ResultCache | None = None) -> list[Outcome]:
+    """Every labelled ticket through the audit's loop: offline, or with `llm` taking part."""
     records = (ExportRecord.model_validate(audit_record(item)) for item in items)
-    return [Outcome(item, audited.result) for item, audited in zip(items, audit(records, config), strict=True)]
+    reviews = audit(records, config, offline=llm is None, llm=llm, cache=cache)
+    return [Outcome(item, audited.result) for item, audited in zip(items, reviews, strict=True)]
 
 
 @dataclass
@@ -123,6 +130,8 @@ class Figures:
     lines_needs_info: list[int] = field(default_factory=list)
     lines_ready: list[int] = field(default_factory=list)
     repeats: list[int] = field(default_factory=list)
+    with_model: int = 0
+    cost_usd: float = 0.0
 
     def add(self, outcome: Outcome, demoted: frozenset[str] = frozenset()) -> None:
         gold = outcome.item["gold"]
@@ -147,6 +156,8 @@ class Figures:
         self.lines.append(visible_lines(comment))
         (self.lines_ready if verdict == "ready" else self.lines_needs_info).append(visible_lines(comment))
         self.repeats.append(repeated_sentences(comment))
+        self.with_model += outcome.result.structure is not None
+        self.cost_usd += sum(call.cost_usd for call in outcome.result.trace.llm_calls)
 
     def as_dict(self) -> dict[str, Any]:
         categories = sorted(set(self.cat_precision) | set(self.cat_recall))
@@ -169,6 +180,8 @@ class Figures:
             "median_visible_lines_ready": statistics.median(self.lines_ready) if self.lines_ready else None,
             "repeated_sentences_per_comment": (round(statistics.mean(self.repeats), 2)
                                                if self.repeats else None),
+            "reviews_with_model": self.with_model,
+            "llm_cost_usd": round(self.cost_usd, 4),
         }
 
 
@@ -231,7 +244,8 @@ def _fmt(value: float | None) -> str:
     return "  -  " if value is None else f"{value:.2f}"
 
 
-def print_figures(title: str, fig: dict[str, Any], ceiling: dict[str, Any] | None = None) -> None:
+def print_figures(title: str, fig: dict[str, Any], ceiling: dict[str, Any] | None = None,
+                  column: str = "rules") -> None:
     print(title)
     rows = [
         ("verdict agreement (target >= 0.85)", fig["verdict_agreement"],
@@ -243,7 +257,7 @@ def print_figures(title: str, fig: dict[str, Any], ceiling: dict[str, Any] | Non
         (f"type accuracy untyped, n={fig['untyped_n']} (target >= 0.80)", fig["untyped_type_accuracy"],
          ceiling and ceiling["untyped_type_agreement"]),
     ]
-    print(f"  {'measure':<52}{'rules':>7}{'raters':>8}")
+    print(f"  {'measure':<52}{column:>7}{'raters':>8}")
     for name, value, ceil in rows:
         print(f"  {name:<52}{_fmt(value):>7}{_fmt(ceil) if ceiling else '':>8}")
     print(f"  {'median visible comment lines':<52}{fig['median_visible_lines']!s:>7}")
@@ -261,29 +275,58 @@ def print_details(fig: dict[str, Any]) -> None:
         print(f"    {category:<20}{_fmt(v['precision']):>9}{v['shown']:>7}{_fmt(v['recall']):>9}{v['gold_both']:>8}")
 
 
+def _model_client(parser: argparse.ArgumentParser, no_cache: bool) -> tuple[LLMClient, ResultCache | None]:
+    from reqgate.bot.cli import configure_logs
+    from reqgate.pipeline.cache import FileCache, default_cache_dir
+
+    configure_logs()  # standard output carries the figures (or their JSON); warnings go to standard error
+    config = load_default_config()
+    llm = LLMClient.from_env(config.llm)
+    if llm is None:
+        parser.error("--llm needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)")
+    return llm, None if no_cache else FileCache(default_cache_dir())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="data folder (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     parser.add_argument("--lopo", action="store_true", help="add leave-one-project-out figures")
     parser.add_argument("--project", action="append", default=[], help="only this project (repeatable)")
+    parser.add_argument("--llm", action="store_true",
+                        help="review with the model as the bot does (needs ANTHROPIC_API_KEY)")
+    parser.add_argument("--no-cache", action="store_true", help="with --llm: do not reuse earlier reviews")
     args = parser.parse_args(argv)
     items = load_items(args.data.resolve(), args.project)
     if not items:
         parser.error(f"no labelled tickets under {args.data / 'ticket-gold'}")
-    outcomes = review_all(items, load_default_config())
-    result: dict[str, Any] = {"dev": figures(outcomes).as_dict(), "raters": raters_ceiling(items)}
+    llm, cache = _model_client(parser, args.no_cache) if args.llm else (None, None)
+    try:
+        outcomes = review_all(items, load_default_config(), llm, cache)
+    finally:
+        if llm is not None:
+            llm.close()
+    result: dict[str, Any] = {"mode": "llm" if llm else "rules", "dev": figures(outcomes).as_dict(),
+                              "raters": raters_ceiling(items)}
     if args.lopo:
         result["lopo"] = leave_one_project_out(outcomes)
     if args.json:
         print(json.dumps(result))
         return 0
-    print_figures(f"Dev gold ({len(items)} tickets), rules only", result["dev"], result["raters"])
-    print_details(result["dev"])
+    dev = result["dev"]
+    if llm is None:
+        title, column = "rules only", "rules"
+    else:
+        title = (f"rules and model: the model took part in {dev['reviews_with_model']} of {dev['n']} reviews "
+                 f"(the rest fell back to rules only), ${dev['llm_cost_usd']:.2f} estimated")
+        column = "review"
+    print_figures(f"Dev gold ({len(items)} tickets), {title}", dev, result["raters"], column)
+    print_details(dev)
     if args.lopo:
         lopo = result["lopo"]
         print()
-        print_figures("Leave one project out (modes chosen on the other projects), pooled", lopo["pooled"])
+        print_figures("Leave one project out (modes chosen on the other projects), pooled", lopo["pooled"],
+                      column=column)
         print("  per held-out project        agree  false-NI  false-R  precision  demoted there")
         for project, v in lopo["per_project"].items():
             demoted = ", ".join(lopo["demoted"][project]) or "-"

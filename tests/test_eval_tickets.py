@@ -57,3 +57,69 @@ def test_one_project_end_to_end_in_json() -> None:
         assert 0 <= dev[key] <= 1
     assert set(figures["lopo"]["per_project"]) == {"6206924", "250833"}
     assert figures["raters"]["verdict_agreement"] is not None
+
+
+def _gold_ticket(key: str, verdict: str, body: str) -> dict[str, object]:
+    rater = {"type": "story", "verdict": verdict, "issues": []}
+    issues = [] if verdict == "ready" else [{"category": "ambiguous", "severity": "block", "quotes": []}]
+    return {"id": f"jira:{key}", "source": "jira", "project": "demo", "title": f"Export the stock list ({key})",
+            "body": body, "body_format": "markdown",
+            "gold": {"type": "story", "verdict": verdict, "unanimous": True, "issues_any": issues,
+                     "issues_both": issues, "raters": {"A": rater, "B": rater}}}
+
+
+_WELL_FORMED = ("As a warehouse manager I want to export the stock list as CSV so that I can reorder.\n\n"
+                "Acceptance criteria:\n- the CSV has one row per item with its quantity\n"
+                "- the download starts from the stock page\n")
+
+
+def test_with_the_model_its_blocking_issues_count_in_the_verdicts(
+        tmp_path: Path, fake_anthropic, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rules pass both tickets; the model blocks the one the raters blocked, and the figures say so."""
+    from tests.fakes.fake_anthropic import smart_markdown, smart_structure
+
+    gold = tmp_path / "ticket-gold"
+    gold.mkdir()
+    tickets = [_gold_ticket("D-1", "needs_info", _WELL_FORMED.replace("CSV", "some format")),
+               _gold_ticket("D-2", "ready", _WELL_FORMED)]
+    (gold / "dev.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tickets), encoding="utf-8")
+
+    def answer(request) -> str:
+        if request.schema is None:
+            return smart_markdown(request)
+        structure = smart_structure(request)
+        if "some format" in request.user_text:
+            structure["issues"] = [{"category": "ambiguous", "severity": "block", "quote": "some format",
+                                    "note": "Which file format?", "question": "CSV or Excel?"}]
+        return json.dumps(structure)
+
+    fake_anthropic.default_responder = answer
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+
+    assert E.main(["--data", str(tmp_path), "--json"]) == 0
+    rules_only = json.loads(capsys.readouterr().out)
+    assert rules_only["mode"] == "rules" and rules_only["dev"]["false_ready"] == 1.0
+    assert rules_only["dev"]["reviews_with_model"] == 0 and fake_anthropic.structure_calls() == 0
+
+    assert E.main(["--data", str(tmp_path), "--json", "--llm", "--no-cache"]) == 0
+    with_model = json.loads(capsys.readouterr().out)
+    dev = with_model["dev"]
+    assert with_model["mode"] == "llm" and dev["reviews_with_model"] == 2
+    assert dev["false_ready"] == 0.0 and dev["false_needs_info"] == 0.0 and dev["verdict_agreement"] == 1.0
+    assert dev["per_check"]["llm.ambiguous"] == {"precision": 1.0, "n": 1}
+
+    assert E.main(["--data", str(tmp_path), "--llm", "--no-cache"]) == 0
+    assert "the model took part in 2 of 2 reviews" in capsys.readouterr().out
+
+
+def test_with_the_model_asked_for_but_no_key_it_says_what_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    gold = tmp_path / "ticket-gold"
+    gold.mkdir()
+    (gold / "dev.jsonl").write_text(json.dumps(_gold_ticket("D-1", "ready", _WELL_FORMED)) + "\n", encoding="utf-8")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        E.main(["--data", str(tmp_path), "--llm"])
+    assert exited.value.code == 2
+    assert "--llm needs ANTHROPIC_API_KEY" in capsys.readouterr().err
