@@ -317,8 +317,10 @@ def main(argv: list[str] | None = None) -> int:
     if llm is None:
         title, column = "rules only", "rules"
     else:
-        title = (f"rules and model: the model took part in {dev['reviews_with_model']} of {dev['n']} reviews "
-                 f"(the rest fell back to rules only), ${dev['llm_cost_usd']:.2f} estimated")
+        fell_back = dev["n"] - dev["reviews_with_model"]
+        title = (f"rules and model: the model took part in {dev['reviews_with_model']} of {dev['n']} reviews"
+                 + (f" ({fell_back} fell back to rules only)" if fell_back else "")
+                 + f", ${dev['llm_cost_usd']:.2f} estimated")
         column = "review"
     print_figures(f"Dev gold ({len(items)} tickets), {title}", dev, result["raters"], column)
     print_details(dev)
