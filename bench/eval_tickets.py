@@ -1,13 +1,18 @@
 """How far the rules-only review agrees with the rubric's raters on real tickets.
 
-    python bench/eval_tickets.py [--data DIR] [--json] [--lopo] [--project NAME ...] [--llm [--no-cache]]
+    python bench/eval_tickets.py [--data DIR] [--json] [--lopo] [--project NAME ...]
+                                 [--llm [--no-cache] | --oracle A|B]
 
 Reviews every ticket of DIR/ticket-gold/*.jsonl (DIR defaults to ../shared/data beside the repository)
 through the audit's loop (`reqgate.bot.audit`), in its JSON Lines shape: Jira tickets carry their labelled
 type, as a Jira webhook carries the issue type; GitLab tickets carry none, so the type is guessed from the
 text. Rules only by default; `--llm` reviews as the bot does with a model (calls 1 and 2 through
 `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` if set, answers cached like `reqgate audit --llm`) and says how
-many reviews the model took part in, since a failed or withheld call falls back to rules only. Prints:
+many reviews the model took part in, since a failed or withheld call falls back to rules only. `--oracle A`
+(or `B`) measures the LLM path's machinery instead of a model: call 1 is answered by the fake Anthropic
+server on 127.0.0.1 (`tests/fakes`, a checkout only) with that rater's own issues (a quote that is not
+verbatim in the text the model sees becomes an absence), so the figures say how much of a rubric-following
+model's judgement the merge, the gate and the comment carry to the verdict; its precision is circular. Prints:
 
 - verdict agreement with the gold, false needs-info (share of gold-ready tickets sent back) and false
   ready (share of gold needs-info tickets passed);
@@ -29,17 +34,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reqgate.pipeline.config import Config
-from reqgate.pipeline.comment import repeated_sentences, visible_lines
-from reqgate.pipeline.config_loader import load_default_config
 from reqgate.bot.audit import ExportRecord, audit
 from reqgate.pipeline.cache import ResultCache
+from reqgate.pipeline.comment import repeated_sentences, visible_lines
+from reqgate.pipeline.config import Config
+from reqgate.pipeline.config_loader import load_default_config
 from reqgate.pipeline.llm import LLMClient
 from reqgate.pipeline.schemas import ReviewResult
 
@@ -276,15 +282,49 @@ def print_details(fig: dict[str, Any]) -> None:
 
 
 def _model_client(parser: argparse.ArgumentParser, no_cache: bool) -> tuple[LLMClient, ResultCache | None]:
-    from reqgate.bot.cli import configure_logs
     from reqgate.pipeline.cache import FileCache, default_cache_dir
 
-    configure_logs()  # standard output carries the figures (or their JSON); warnings go to standard error
     config = load_default_config()
     llm = LLMClient.from_env(config.llm)
     if llm is None:
         parser.error("--llm needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)")
     return llm, None if no_cache else FileCache(default_cache_dir())
+
+
+class RaterOracle:
+    """Call 1 answered with one rater's own issues for the ticket in the request (found by its title), over
+    HTTP from the fake Anthropic server, so that the real client, the merge and the gate are what is measured."""
+
+    def __init__(self, items: list[Record], rater: str) -> None:
+        self.by_title = {item["title"]: item for item in reversed(items) if item["title"].strip()}
+        self.rater = rater
+
+    def issues(self, ticket: str) -> list[dict[str, Any]]:
+        item = next((item for title, item in self.by_title.items() if title in ticket), None)
+        if item is None:
+            return []
+        issues = item["gold"]["raters"][self.rater]["issues"]
+        return [{"category": issue["category"], "severity": issue["severity"],
+                 "quote": issue["quote"] if issue["quote"] and issue["quote"] in ticket else None,
+                 "note": issue.get("note") or issue["category"], "question": ""} for issue in issues[:5]]
+
+    def __call__(self, request: Any) -> str:
+        from tests.fakes.fake_anthropic import smart_markdown, smart_structure, ticket_text
+
+        if request.schema is None:
+            return smart_markdown(request)
+        answer = smart_structure(request)
+        answer["issues"] = self.issues(ticket_text(request))
+        return json.dumps(answer)
+
+
+def _oracle_client(items: list[Record], rater: str) -> tuple[LLMClient, Any]:
+    sys.path.insert(0, str(REPO))
+    from tests.fakes.fake_anthropic import FakeAnthropic
+
+    fake = FakeAnthropic().start()
+    fake.default_responder = RaterOracle(items, rater)
+    return LLMClient("sk-ant-oracle", load_default_config().llm, base_url=fake.url), fake
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,18 +336,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm", action="store_true",
                         help="review with the model as the bot does (needs ANTHROPIC_API_KEY)")
     parser.add_argument("--no-cache", action="store_true", help="with --llm: do not reuse earlier reviews")
+    parser.add_argument("--oracle", choices=("A", "B"),
+                        help="the LLM path with call 1 answered by this rater's own issues (a fake server)")
     args = parser.parse_args(argv)
+    if args.llm and args.oracle:
+        parser.error("--llm and --oracle exclude each other")
     items = load_items(args.data.resolve(), args.project)
     if not items:
         parser.error(f"no labelled tickets under {args.data / 'ticket-gold'}")
-    llm, cache = _model_client(parser, args.no_cache) if args.llm else (None, None)
+    fake = cache = llm = None
+    if args.llm or args.oracle:
+        from reqgate.bot.cli import configure_logs
+
+        configure_logs()  # standard output carries the figures (or their JSON); warnings go to standard error
+    if args.llm:
+        llm, cache = _model_client(parser, args.no_cache)
+    elif args.oracle:
+        llm, fake = _oracle_client(items, args.oracle)
     try:
         outcomes = review_all(items, load_default_config(), llm, cache)
     finally:
         if llm is not None:
             llm.close()
-    result: dict[str, Any] = {"mode": "llm" if llm else "rules", "dev": figures(outcomes).as_dict(),
-                              "raters": raters_ceiling(items)}
+        if fake is not None:
+            fake.stop()
+    mode = f"oracle-{args.oracle}" if args.oracle else "llm" if llm else "rules"
+    result: dict[str, Any] = {"mode": mode, "dev": figures(outcomes).as_dict(), "raters": raters_ceiling(items)}
     if args.lopo:
         result["lopo"] = leave_one_project_out(outcomes)
     if args.json:
@@ -316,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     dev = result["dev"]
     if llm is None:
         title, column = "rules only", "rules"
+    elif args.oracle:
+        title, column = f"rules and rater {args.oracle}'s issues as the model's (the machinery's ceiling)", "oracle"
     else:
         fell_back = dev["n"] - dev["reviews_with_model"]
         title = (f"rules and model: the model took part in {dev['reviews_with_model']} of {dev['n']} reviews"

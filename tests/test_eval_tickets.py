@@ -123,3 +123,17 @@ def test_with_the_model_asked_for_but_no_key_it_says_what_is_missing(
         E.main(["--data", str(tmp_path), "--llm"])
     assert exited.value.code == 2
     assert "--llm needs ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not GOLD.exists(), reason="the shared ticket gold is not here")
+@pytest.mark.parametrize("rater", ["A", "B"])
+def test_the_llm_path_carries_a_rubric_following_models_judgement_to_the_verdict(
+        rater: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Call 1 answered over HTTP with a rater's own issues: the merge and the gate must turn them into that
+    rater's verdicts (the ceiling of the machinery, whatever the model), while rules alone cannot."""
+    assert E.main(["--json", "--oracle", rater]) == 0
+    oracle = json.loads(capsys.readouterr().out)
+    dev = oracle["dev"]
+    assert oracle["mode"] == f"oracle-{rater}" and dev["reviews_with_model"] == dev["n"] == 100
+    assert dev["false_ready"] <= 0.10 and dev["false_needs_info"] <= 0.10
+    assert dev["shown_precision"] >= 0.9 and dev["per_category"]["done"]["recall"] == 1.0

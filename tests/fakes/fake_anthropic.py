@@ -182,6 +182,11 @@ def _between(text: str, tag: str) -> str | None:
     return match.group(1) if match else None
 
 
+def ticket_text(request: RecordedRequest) -> str:
+    """The ticket as call 1 delimits it in the user message (the whole message if it is not delimited)."""
+    return _between(request.user_text, "untrusted_ticket") or request.user_text
+
+
 def _find_enum(schema: Any, prop: str) -> list[str] | None:
     if isinstance(schema, dict):
         found = (schema.get("properties") or {}).get(prop)
@@ -237,8 +242,7 @@ def _typed_draft(parts: set[str], quoted: dict[str, Any], sentence: str) -> dict
 def smart_structure(request: RecordedRequest) -> dict[str, Any]:
     """A valid structure answer quoting the ticket's first sentence, with top ratings, shaped like the
     request's schema (a story's, a bug's, a task's or a spike's draft)."""
-    ticket = _between(request.user_text, "untrusted_ticket") or request.user_text
-    sentence = _first_sentence(ticket)
+    sentence = _first_sentence(ticket_text(request))
     types = _find_enum(request.schema, "ticket_type") or ["story"]
     hinted = re.search(r"Ticket type[^:\n]*:\s*(\w+)", request.user_text)
     ticket_type = hinted.group(1) if hinted and hinted.group(1) in types else types[0]
