@@ -1296,3 +1296,28 @@ def test_tools_own_login_syntaxes_sql_grants_an_ini_value_with_an_ampersand_and_
 ])
 def test_a_prompt_a_port_an_expiry_date_an_empty_value_or_a_prompting_tool_is_not_a_secret(text):
     assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('passwords:\n  - "Tr0ub4dor3"\n  - "Kq8wLm2xZt"', "Tr0ub4dor3"),
+    ("<admin_passwords>Tr0ub4dor3</admin_passwords>", "Tr0ub4dor3"),
+    ("password:\n- Tr0ub4dor3", "Tr0ub4dor3"),
+    ('if "Tr0ub4dor3" != PASSWORD:\n    auth = False', "Tr0ub4dor3"),
+    ("if 'hunter2x' == self.password:", "hunter2x"),
+    ('"Summer2019" === $password', "Summer2019"),
+])
+def test_a_password_listed_under_a_plural_name_or_compared_literal_first_is_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Passwords:\n- must be at least 8 characters\n- must contain a digit",
+    "The passwords: old and new must differ",
+    'if "v1.2.3" == version:',
+    'assert "password1" == form.password',
+    'if ("admin" == password)',
+    'if "expected_value" == passwordField:',
+    "token:\n  - item1",
+])
+def test_password_rules_versions_and_field_names_compared_or_listed_stay(text):
+    assert mask(text) == text

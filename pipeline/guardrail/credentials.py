@@ -152,7 +152,7 @@ _OWNER_QUALIFIER = (
 # DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
 # (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
 _NAME_END = re.compile(
-    r"(?P<word>password|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
+    r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
     r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
@@ -162,9 +162,10 @@ _NAME_END = re.compile(
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
 # (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw", "psk"})
+_PASSWORD_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw",
+                             "psk"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
-_STRONG_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
+_STRONG_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
                            "pw",  # LDAP's `bindpw`, `rootpw`; `db_pw`
                            "psk",  # a Wi-Fi network's pre-shared key: wpa_supplicant's `psk="…"`
                            "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
@@ -214,7 +215,7 @@ _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
     r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|" + _FALLBACK.pattern + r"|(?P<typed>" + _TYPE_ANNOTATION
     + r")|[:=]|,|\()?[ \t]*"
-    r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
+    r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*(?:-[ \t]+)?)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
@@ -1152,6 +1153,22 @@ _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-
 _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
+# A literal compared with a credential, the literal first (Yoda style): `if "s3cr3t!" != PASSWORD:`,
+# `'Tr0ub4dor3' === user.password`. The other order is a named value's (`password == "…"`).
+_COMPARED_LITERAL = re.compile(
+    r"(?P<q>[\"'])(?P<value>[^\"'\s]{6,64}+)(?P=q)[ \t]*(?:===?|!==?)[ \t]*(?P<name>[A-Za-z_$][\w$]{0,40}+(?:\.[A-Za-z_]\w{0,40}+){0,3}+)")
+
+
+def find_compared_literals(text: str) -> Iterator[Range]:
+    if "==" not in text and "!=" not in text:
+        return
+    for match in capped(_COMPARED_LITERAL.finditer(text)):
+        name = match.group("name").rsplit(".", 1)[-1].lstrip("$")
+        if _credential_name(name) == 2 and _name_words(name)[-1] in _PASSWORD_WORDS \
+                and _password_shaped(match.group("value"), name) and not _is_placeholder(match.group("value")):
+            yield match.span("value")
+
+
 def _stored_secret(value: str) -> bool:
     """A value stored where only secrets go (a .pgpass line, a KV store): machine-made, not a host or a flag
     such as `db.internal` or `checkout-v2`."""
@@ -1168,6 +1185,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
+    yield from find_compared_literals(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
         strength = _credential_name(match.group("name"))
