@@ -71,6 +71,10 @@ def review_all(items: list[Record], config: Config, llm: LLMClient | None = None
     """Every labelled ticket through the audit's loop: offline, or with `llm` taking part."""
     records = (ExportRecord.model_validate(audit_record(item)) for item in items)
     reviews = audit(records, config, offline=llm is None, llm=llm, cache=cache)
+    if llm is not None:
+        from reqgate.bot.audit_cli import progress_bar  # with a model a run takes minutes: say how far it is
+
+        reviews = progress_bar(reviews)
     return [Outcome(item, audited.result) for item, audited in zip(items, reviews, strict=True)]
 
 

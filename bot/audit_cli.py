@@ -72,7 +72,7 @@ def run_audit(args: argparse.Namespace) -> int:
     try:
         with ExitStack() as stack:
             out = stack.enter_context(Path(args.jsonl).open("w", encoding="utf-8")) if args.jsonl else None
-            for key, result in _progress(reviews):
+            for key, result in progress_bar(reviews):
                 if out is not None:
                     _write_line(out, key, result.model_dump_json())
                 tally.add(key, result)
@@ -103,7 +103,7 @@ def _write_line(out: IO[str], key: str, review_json: str) -> None:
     out.write('{"key":' + dumps(key, ensure_ascii=False) + "," + review_json[1:] + "\n")
 
 
-def _progress(items: Any) -> Any:
+def progress_bar(items: Any) -> Any:
     """A bar on standard error once a run takes more than a second, and only on a terminal."""
     from tqdm import tqdm
 
