@@ -72,6 +72,19 @@ def test_a_dot_before_the_at_sign_is_no_address_and_an_ellipsis_ends_the_sentenc
     assert mask("Contact us...jane.doe@acme.io") == "Contact us...[REDACTED:email]"
 
 
+@pytest.mark.parametrize("log", [
+    "[sshd-scheduler-1] --- jsch: kex: server: none,zlib@openssh.com",
+    "Ciphers chacha20-poly1305@openssh.com,aes256-gcm@openssh.com",
+    "KexAlgorithms curve25519-sha256@libssh.org,diffie-hellman-group14-sha256",
+])
+def test_ssh_algorithm_names_are_not_addresses(log):
+    assert mask(log) == log
+
+
+def test_a_person_at_an_ssh_algorithm_domain_is_still_an_address():
+    assert mask("Ask djm@openssh.com about it") == "Ask [REDACTED:email] about it"
+
+
 def _luhn_number(prefix: str, length: int) -> str:
     while True:
         number = prefix + "".join(_RANDOM.choice("0123456789") for _ in range(length - len(prefix)))

@@ -48,6 +48,10 @@ _FILE_EXTENSIONS = frozenset({
 # "git@github.com:org/repo.git" of an SSH remote.
 _URL_USER_BEFORE = re.compile(r"://[^\s/]{0,300}$")
 _SSH_PATH_AFTER = re.compile(r":[\w~/.-]")
+# SSH names its own algorithms "name@domain" (RFC 4251, 6): a log's "kex: server: none,zlib@openssh.com" or
+# "chacha20-poly1305@openssh.com" names a compression or cipher, not a person.
+_SSH_ALGORITHM_DOMAINS = frozenset({"openssh.com", "libssh.org"})
+_SSH_ALGORITHM = re.compile(r"zlib|[a-z0-9.-]*\d[a-z0-9.-]*|[a-z0-9]+-[a-z0-9-]*[a-z0-9]")
 
 
 def _plausible_tld(tld: str) -> bool:
@@ -81,6 +85,7 @@ def find_emails(text: str) -> Iterator[Range]:
             and not text.endswith(".", start, at)  # no address has a dot before its "@"
             and not _URL_USER_BEFORE.search(text, max(0, start - 300), start)
             and not _SSH_PATH_AFTER.match(text, domain.end())
+            and not (domain.group().lower() in _SSH_ALGORITHM_DOMAINS and _SSH_ALGORITHM.fullmatch(text[start:at]))
         ):
             yield start, domain.end()
         at = text.find("@", at + 1)
