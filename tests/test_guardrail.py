@@ -1321,3 +1321,13 @@ def test_a_password_listed_under_a_plural_name_or_compared_literal_first_is_reda
 ])
 def test_password_rules_versions_and_field_names_compared_or_listed_stay(text):
     assert mask(text) == text
+
+
+def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
+    boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
+    token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"
+    dump = (f"Content-Type: multipart/form-data; boundary={boundary}\n\n--{boundary}\n"
+            f"Content-Disposition: form-data; name=\"file\"\n\n{token}\n--{boundary}--")
+    masked = mask(dump)
+    assert masked.count(boundary) == 3 and token not in masked
+    assert boundary not in mask(f"the key is {boundary}")

@@ -103,8 +103,20 @@ _CURSOR_BEFORE = re.compile(r"(?i:cursor|(?:page|next|starting|continuation)[-_]
 _JWK_PUBLIC_BEFORE = re.compile(r"\"(?:n|x|y)\"[ \t]*:[ \t]*\"$")
 
 
+# A MIME multipart boundary (`Content-Type: multipart/form-data; boundary=…`) is a random string whose only
+# job is to be absent from the parts; a pasted HTTP dump repeats it before every part (`--…`).
+_BOUNDARY = re.compile(r"(?i:boundary)=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})")
+
+
+def _boundaries(text: str) -> frozenset[str]:
+    if "oundary=" not in text and "OUNDARY=" not in text:
+        return frozenset()
+    return frozenset(m.group(1).strip("+/_-\"") for m in capped(_BOUNDARY.finditer(text)))
+
+
 def find_random_tokens(text: str) -> Iterator[Range]:
     random = judged_once(looks_random)
+    boundaries = _boundaries(text)
     for match in capped(_LONG_RUN.finditer(text)):
         start, end = match.span()
         # Joiners at the ends are punctuation, not the token ("--", a trailing "_").
@@ -112,7 +124,7 @@ def find_random_tokens(text: str) -> Iterator[Range]:
             start += 1
         while end > start and text[end - 1] in "+/_-":
             end -= 1
-        if text.startswith(_PUBLIC_BASE64, start):
+        if text.startswith(_PUBLIC_BASE64, start) or text[start:end] in boundaries:
             continue
         if end - start < _MIN_LENGTH or OBJECT_ID.fullmatch(text, start, end) \
                 or _KNOWN_ID.fullmatch(text, start, end) or _CURSOR_BEFORE.search(text, max(0, start - 40), start) \
