@@ -13,4 +13,6 @@ FORM_UNITS = [
     "password was reset to ", "a!b2c3d4e5 is the new password ", "κωδικός είναι ", "הסיסמה היא ",
     "Authorization: Scheme ", "BUNDLE_A__COM=a:", "a1b2c3d4e5f:APA91b", "infura.io/v3/", "https://a.",
     "password_couchbase: ", "${a.b}", "'+a+'", "a&b*c(d-e=f+g)", "12345678:AA", "apikey:=a&b<c>",
+    "passwords:\n  - Ab!1xyzw9\n", '"Ab!1xyzw9" == password ', 'password = f"{a}', "boundary=Ab1Cd2Ef3Gh4Ij5Kl6Mn7 --",
+    "none,zlib-1@openssh.com,",
 ]

@@ -1300,6 +1300,8 @@ def test_a_prompt_a_port_an_expiry_date_an_empty_value_or_a_prompting_tool_is_no
 
 @pytest.mark.parametrize(("text", "secret"), [
     ('passwords:\n  - "Tr0ub4dor3"\n  - "Kq8wLm2xZt"', "Tr0ub4dor3"),
+    ('passwords:\n  - "Tr0ub4dor3"\n  - "Kq8wLm2xZt"', "Kq8wLm2xZt"),
+    ("admin_passwords:\n  - Tr0ub4dor3\n  - Kq8wLm2xZt\n  - Zx9vBn3mQw", "Zx9vBn3mQw"),
     ("<admin_passwords>Tr0ub4dor3</admin_passwords>", "Tr0ub4dor3"),
     ("password:\n- Tr0ub4dor3", "Tr0ub4dor3"),
     ('if "Tr0ub4dor3" != PASSWORD:\n    auth = False', "Tr0ub4dor3"),
@@ -1318,6 +1320,10 @@ def test_a_password_listed_under_a_plural_name_or_compared_literal_first_is_reda
     'if ("admin" == password)',
     'if "expected_value" == passwordField:',
     "token:\n  - item1",
+    "Users cannot change their password\n- Chrome58 on Windows",
+    "h2. Password\n- Chrome58 is affected",
+    "Configure the token\n- TTL3600s",
+    "passwords:\n  - ${DB_PASS}\nbrowsers:\n  - Chrome58x",
 ])
 def test_password_rules_versions_and_field_names_compared_or_listed_stay(text):
     assert mask(text) == text
@@ -1331,3 +1337,24 @@ def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     masked = mask(dump)
     assert masked.count(boundary) == 3 and token not in masked
     assert boundary not in mask(f"the key is {boundary}")
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('if password == f"Tr0ub4dor3":', "Tr0ub4dor3"),
+    ('password = f"{prefix}Tr0ub4dor3x"', "Tr0ub4dor3x"),
+    ('var password = @"Tr0ub4dor3";', "Tr0ub4dor3"),
+    ("DB_PASSWORD = r'Tr0ub4dor3'", "Tr0ub4dor3"),
+    ('password = b"Tr0ub4dor3"', "Tr0ub4dor3"),
+])
+def test_a_password_in_a_prefixed_string_literal_is_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    'format_password = f"prefix_{dynamic_value3}"',
+    'string pwd = $"{user}-{year}";',
+    'password = f"Tr0ub{suffix}"',
+    'password = "{apiKey2024}"',
+])
+def test_a_format_string_whose_fields_carry_the_password_is_code(text):
+    assert mask(text) == text

@@ -215,8 +215,10 @@ _GAP = re.compile(
     r"(?P<close>(?:\\{0,3}[\"'\]>)]){0,2})"
     r"(?P<sep>[-.](?=[a-z0-9])|[ \t]*(?::{1,3}=|[?+.|]=|=>|->|==|" + _FALLBACK.pattern + r"|(?P<typed>" + _TYPE_ANNOTATION
     + r")|[:=]|,|\()?[ \t]*"
-    r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*(?:-[ \t]+)?)?)"
+    r"(?P<block>[|>][-+0-9]{0,2}[ \t]*(?=\r?\n))?(?:\r?\n[ \t]*)?)"
     r"(?P<attr>(?:value|val)[ \t]*=[ \t]*)?(?:\\{1,3}(?=[\"']))?(?:!!(?:binary|str)[ \t]+)?"
+    # a string literal's prefix: Python's f"…", r'…', b"…", C#'s @"…" and $"…"
+    r"(?:[rbuf]{1,2}(?=[\"'])|[@$]{1,2}(?=\"))?"
 )
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
@@ -534,6 +536,10 @@ _MARKUP = re.compile(r"<[A-Za-z][\w-]{0,20}+(?:[ \t][^<>]{0,200}+)?>[^<]{0,200}+
 # in an f-string's braces; an interpolation only when little literal text is left beside it.
 _CODE_BUILT = re.compile(r"\$this->|^\$\w+\$$| \| |^\{[A-Za-z_][\w.]*[\[(]")  # f-string: `PWD={config['password']}`
 _INTERPOLATION = re.compile(r"\$\{[\w.:-]+\}|#\{[\w.@:-]+\}|\\\(\.?[\w.]+\)|\{\{[^{}]*\}\}|['\"][ \t]*\+|\+[ \t]*['\"]")
+# Python's f-strings and format strings and C#'s $"…" fill a named field: `f"{user}-{year}"`,
+# f"prefix_{value3}" (not a template's braces filled with a random key, `{ZqL5kVrX1n8tA2}`). What is left beside
+# the fields is a password only if it is one on its own: `f"{prefix}Tr0ub4dor3x"`.
+_FORMAT_FIELD = re.compile(r"\{[a-z_][a-z0-9_.]{0,60}+\}|\{[a-z]{1,30}+(?:[A-Z][a-z0-9]{0,30}+){1,10}+\}")
 # What is left of a value around its interpolations that still makes it a literal (`Hx7kQ2vLm9-${var.env}`).
 _LITERAL_LEFT = 6
 _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
@@ -548,6 +554,10 @@ def _is_placeholder(value: str) -> bool:
     if _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
             c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
         return True
+    if _FORMAT_FIELD.search(value):
+        rest = _FORMAT_FIELD.sub("", value)
+        if "{" not in rest and "}" not in rest and not _password_shaped(rest, ""):
+            return True
     if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
             and not _NAME_PIECE.search(value.lower()):
         return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
@@ -1160,6 +1170,7 @@ _COMPARED_LITERAL = re.compile(
 
 
 def find_compared_literals(text: str) -> Iterator[Range]:
+    """The literal of a comparison whose other side is a password's name."""
     if "==" not in text and "!=" not in text:
         return
     for match in capped(_COMPARED_LITERAL.finditer(text)):
@@ -1167,6 +1178,30 @@ def find_compared_literals(text: str) -> Iterator[Range]:
         if _credential_name(name) == 2 and _name_words(name)[-1] in _PASSWORD_WORDS \
                 and _password_shaped(match.group("value"), name) and not _is_placeholder(match.group("value")):
             yield match.span("value")
+
+
+# A YAML list of passwords under a key of its own (`passwords:` ⏎ `  - "…"` ⏎ `  - "…"`): every item is one. The key
+# ends its line, so "Users cannot change their password" ⏎ "- Chrome58 on Windows" is prose and a list.
+_LIST_KEY = re.compile(r"^[ \t]*+(?P<name>[A-Za-z_][\w.-]{0,60}+)[ \t]*+:[ \t]*+\r?$", re.MULTILINE)
+_LIST_ITEM = re.compile(r"[ \t]*+-[ \t]++(?P<q>[\"']?)(?P<value>[^\s\"']{1,200}+)(?P=q)[ \t]*+\r?(?:\n|$)")
+_LIST_MAX = 50
+
+
+def find_listed_passwords(text: str) -> Iterator[Range]:
+    """The items of a YAML list whose key names passwords."""
+    for match in capped(_LIST_KEY.finditer(text) if "-" in text else ()):
+        name = match.group("name")
+        if _credential_name(name) != 2 or _name_words(name)[-1] not in _PASSWORD_WORDS:
+            continue
+        position = match.end() + 1
+        for _ in range(_LIST_MAX):
+            item = _LIST_ITEM.match(text, position)
+            if item is None:
+                break
+            value = item.group("value")
+            if _password_shaped(value, name) and not _is_placeholder(value):
+                yield item.span("value")
+            position = item.end()
 
 
 def _stored_secret(value: str) -> bool:
@@ -1186,6 +1221,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
     yield from find_compared_literals(text)
+    yield from find_listed_passwords(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
         strength = _credential_name(match.group("name"))
