@@ -81,8 +81,9 @@ def test_ssh_algorithm_names_are_not_addresses(log):
     assert mask(log) == log
 
 
-def test_a_person_at_an_ssh_algorithm_domain_is_still_an_address():
-    assert mask("Ask djm@openssh.com about it") == "Ask [REDACTED:email] about it"
+@pytest.mark.parametrize("address", ["djm@openssh.com", "jean-pierre@libssh.org", "dtucker2@openssh.com"])
+def test_a_person_at_an_ssh_algorithm_domain_is_still_an_address(address):
+    assert mask(f"Ask {address} about it") == "Ask [REDACTED:email] about it"
 
 
 def _luhn_number(prefix: str, length: int) -> str:

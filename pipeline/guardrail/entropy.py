@@ -111,7 +111,7 @@ _BOUNDARY = re.compile(r"(?i:boundary)=\"?([0-9A-Za-z'()+_,./:=?-]{1,70})")
 def _boundaries(text: str) -> frozenset[str]:
     if "oundary=" not in text and "OUNDARY=" not in text:
         return frozenset()
-    return frozenset(m.group(1).strip("+/_-\"") for m in capped(_BOUNDARY.finditer(text)))
+    return frozenset(m.group(1).strip("+/_-") for m in capped(_BOUNDARY.finditer(text)))
 
 
 def find_random_tokens(text: str) -> Iterator[Range]:

@@ -51,7 +51,11 @@ _SSH_PATH_AFTER = re.compile(r":[\w~/.-]")
 # SSH names its own algorithms "name@domain" (RFC 4251, 6): a log's "kex: server: none,zlib@openssh.com" or
 # "chacha20-poly1305@openssh.com" names a compression or cipher, not a person.
 _SSH_ALGORITHM_DOMAINS = frozenset({"openssh.com", "libssh.org"})
-_SSH_ALGORITHM = re.compile(r"zlib|[a-z0-9.-]*\d[a-z0-9.-]*|[a-z0-9]+-[a-z0-9-]*[a-z0-9]")
+# The families OpenSSH and libssh name so: compression, ciphers, MACs, key exchange, host keys and extensions.
+_SSH_ALGORITHM = re.compile(
+    r"(?:zlib|chacha20|aes\d{3}|umac|hmac|curve25519|curve448|sntrup761x25519|mlkem768x25519|diffie-hellman|"
+    r"ecdh|ecdsa|ssh|sk-ssh|sk-ecdsa|rsa|ext-info|kex-strict|hostkeys|publickey-hostbound|no-more-sessions|"
+    r"keepalive|server-sig-algs|ping|agent-bind|session-bind)(?:-[a-z0-9.-]{1,60})?")
 
 
 def _plausible_tld(tld: str) -> bool:
