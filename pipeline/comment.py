@@ -114,6 +114,16 @@ def _same_ask(a: str, b: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.6
 
 
+def _superseded(finding: Finding, findings: list[Finding]) -> bool:
+    """A rule's finding that the model raised more strongly (same category; the rule's an absence, or the same
+    words): the model's judgement is the ask; the rule's stays in the collapsed table."""
+    return finding.origin != "model" and any(
+        other.origin == "model" and other.category == finding.category
+        and MODE_SEVERITY[other.mode] > MODE_SEVERITY[finding.mode]
+        and (finding.span is None or other.span is not None and other.span.overlaps(finding.span))
+        for other in findings)
+
+
 def items(
     ticket_type: TicketType,
     decision: GateDecision,
@@ -122,8 +132,9 @@ def items(
     weights: dict[str, float],
 ) -> list[str]:
     """Every ask of the review, most important first, each once. A finding the model dismissed by quoting
-    the ticket is not asked: it stays in the collapsed table, marked."""
-    shown = [f for f in findings if f.mode != "off" and f.dismissed_by is None]
+    the ticket is not asked, nor one the model raised more strongly: both stay in the collapsed table."""
+    standing = [f for f in findings if f.mode != "off" and f.dismissed_by is None]
+    shown = [f for f in standing if not _superseded(f, standing)]
     built: list[_Item] = []
     for order, group in enumerate(_groups(shown)):
         first = group[0]

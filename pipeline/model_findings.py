@@ -15,7 +15,15 @@ from __future__ import annotations
 from reqgate.pipeline.categories import ASK_ONLY_CATEGORIES, category_of, dismissible
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.quotes import Quotes
-from reqgate.pipeline.schemas import Finding, Mode, ModelIssue, Span, StructureOutput, TicketType
+from reqgate.pipeline.schemas import (
+    MODE_SEVERITY,
+    Finding,
+    Mode,
+    ModelIssue,
+    Span,
+    StructureOutput,
+    TicketType,
+)
 
 INJECTION_CHECK = "llm.injection"
 INJECTION_MODE_CHECK = "guardrail.injection"  # the model's flag is shown like the guardrail's
@@ -31,31 +39,25 @@ def injection_finding(span: Span, ticket_type: TicketType, config: Config) -> Fi
     )
 
 
-def _overlap(a: Span | None, b: Span | None) -> bool:
-    return a is not None and b is not None and a.start < b.end and b.start < a.end
-
-
 def _issue_mode(issue: ModelIssue) -> Mode:
     if issue.severity == "block" and issue.category not in ASK_ONLY_CATEGORIES:
         return "error"
     return "warn"
 
 
-_STRENGTH: dict[Mode, int] = {"off": 0, "info": 1, "warn": 2, "error": 3}
-
-
 def _duplicate(issue: ModelIssue, span: Span | None, standing: list[Finding]) -> bool:
-    """A model issue the rules already raised at least as strongly: same category and both absences, or quoting
-    the same words. A rule's collapsed `info` finding does not stand for the model's block: the rule is
-    shown as `info` because it cannot judge, and the model's judgement is what the verdict then needs."""
+    """A model issue the rules already raised at least as strongly: same category and the rule's an absence, or
+    quoting the same words. A rule's finding shown less strongly (a collapsed `info`, a `warn`) does not stand for the
+    model's block: the rule is shown so because it cannot judge, and the model's judgement is what the verdict
+    then needs; the comment asks the model's instead of the rule's."""
     mode = _issue_mode(issue)
     for finding in standing:
-        if _STRENGTH[finding.mode] < _STRENGTH[mode]:
+        if MODE_SEVERITY[finding.mode] < MODE_SEVERITY[mode]:
             continue
         same_category = category_of(finding) == issue.category
-        if span is None and finding.span is None and same_category:
-            return True
-        if _overlap(span, finding.span) and (same_category or finding.mode == "error"):
+        if finding.span is None and same_category:
+            return True  # the rule says it is missing; the model saying so again, quoting or not, adds nothing
+        if span is not None and span.overlaps(finding.span) and (same_category or finding.mode == "error"):
             return True
     return False
 

@@ -59,6 +59,9 @@ class Span(Model):
     start: Annotated[int, Bounds(ge=0)]
     end: Annotated[int, Bounds(ge=0)]
 
+    def overlaps(self, other: Span | None) -> bool:
+        return other is not None and self.start < other.end and other.start < self.end
+
 
 class Finding(Model):
     check_id: str

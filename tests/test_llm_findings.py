@@ -234,6 +234,33 @@ def test_a_model_issue_the_rules_already_block_on_is_not_said_twice(
     assert [f.check_id for f in result.decision.blocking] == ["bug.steps.missing"]
 
 
+TBD_STORY = RequirementPacket(
+    title="Export the stock list", type_hint=TicketType.story,
+    body="Export the stock list as CSV from the stock page.\n\nAcceptance criteria:\n"
+         "- the CSV has one row per item with its quantity\n- the file name is TBD\n")
+
+
+def test_a_models_block_on_a_rules_warned_words_is_asked_once_and_both_stay_listed(
+        fast_llm_config: Config, llm_client: LLMClient, fake_anthropic: FakeAnthropic) -> None:
+    issues = [{"category": "placeholder", "severity": "block", "quote": "TBD",
+               "note": "The file name is undecided.", "question": "Which file name should the export use?"}]
+    result = run(TBD_STORY, fast_llm_config, llm_client, fake_anthropic, answering(issues=issues))
+    assert [(f.check_id, f.mode) for f in result.findings if f.category == "placeholder"] == [
+        ("template.placeholder", "warn"), ("llm.placeholder", "error")]
+    assert result.decision.verdict == "needs_info"
+    asks = result.comment_markdown.split("<details>")[0]
+    assert asks.count("Which file name should the export use?") == 1 and asks.count("TBD") == 1
+    assert "`template.placeholder`" in result.comment_markdown  # the rule's finding, in the collapsed table
+
+
+def test_a_model_issue_quoting_something_for_an_absence_the_rules_block_on_is_not_added(
+        fast_llm_config: Config, llm_client: LLMClient, fake_anthropic: FakeAnthropic) -> None:
+    issues = [{"category": "repro", "severity": "block", "quote": "Login with an expired token crashes",
+               "note": "No steps.", "question": "Which steps lead there?"}]
+    result = run(bug(SHORT_BUG), fast_llm_config, llm_client, fake_anthropic, answering(issues=issues))
+    assert [f.check_id for f in result.findings if f.category == "repro"] == ["bug.steps.missing"]
+
+
 def test_model_cannot_raise_the_verdict_with_high_ratings(fast_llm_config: Config, llm_client: LLMClient,
                                                            fake_anthropic: FakeAnthropic) -> None:
     result = run(bug(SHORT_BUG), fast_llm_config, llm_client, fake_anthropic)  # top ratings, no dismissal
