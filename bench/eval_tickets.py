@@ -141,6 +141,7 @@ class Figures:
     lines_ready: list[int] = field(default_factory=list)
     repeats: list[int] = field(default_factory=list)
     with_model: int = 0
+    from_cache: int = 0
     cost_usd: float = 0.0
 
     def add(self, outcome: Outcome, demoted: frozenset[str] = frozenset()) -> None:
@@ -167,6 +168,7 @@ class Figures:
         (self.lines_ready if verdict == "ready" else self.lines_needs_info).append(visible_lines(comment))
         self.repeats.append(repeated_sentences(comment))
         self.with_model += outcome.result.structure is not None
+        self.from_cache += outcome.result.trace.from_cache
         self.cost_usd += sum(call.cost_usd for call in outcome.result.trace.llm_calls)
 
     def as_dict(self) -> dict[str, Any]:
@@ -191,6 +193,7 @@ class Figures:
             "repeated_sentences_per_comment": (round(statistics.mean(self.repeats), 2)
                                                if self.repeats else None),
             "reviews_with_model": self.with_model,
+            "reviews_from_cache": self.from_cache,
             "llm_cost_usd": round(self.cost_usd, 4),
         }
 
@@ -345,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.llm and args.oracle:
         parser.error("--llm and --oracle exclude each other")
+    if args.no_cache and not args.llm:
+        parser.error("--no-cache goes with --llm (rules-only reviews are never cached)")
     items = load_items(args.data.resolve(), args.project)
     if not items:
         parser.error(f"no labelled tickets under {args.data / 'ticket-gold'}")
@@ -370,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         result["lopo"] = leave_one_project_out(outcomes)
     if args.json:
         print(json.dumps(result))
-        return 0
+        return _model_absent(result)
     dev = result["dev"]
     if llm is None:
         title, column = "rules only", "rules"
@@ -380,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         fell_back = dev["n"] - dev["reviews_with_model"]
         title = (f"rules and model: the model took part in {dev['reviews_with_model']} of {dev['n']} reviews"
                  + (f" ({fell_back} fell back to rules only)" if fell_back else "")
-                 + f", ${dev['llm_cost_usd']:.2f} estimated")
+                 + f", ${dev['llm_cost_usd']:.2f} estimated"
+                 + (f" ({dev['reviews_from_cache']} replayed from the cache at no cost)"
+                    if dev["reviews_from_cache"] else ""))
         column = "review"
     print_figures(f"Dev gold ({len(items)} tickets), {title}", dev, result["raters"], column)
     print_details(dev)
@@ -394,7 +401,18 @@ def main(argv: list[str] | None = None) -> int:
             demoted = ", ".join(lopo["demoted"][project]) or "-"
             print(f"    {project:<24}{_fmt(v['verdict_agreement']):>7}{_fmt(v['false_needs_info']):>9}"
                   f"{_fmt(v['false_ready']):>9}{_fmt(v['shown_precision']):>10}  {demoted}")
-    return 0
+    return _model_absent(result)
+
+
+def _model_absent(result: dict[str, Any]) -> int:
+    """1 when a run asked for the model got none of its reviews from it (a wrong key, an unreachable endpoint):
+    its figures are rules-only whatever their heading says."""
+    dev = result["dev"]
+    if result["mode"] == "rules" or dev["reviews_with_model"]:
+        return 0
+    print("eval_tickets: the model took part in no review (check ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL); "
+          "these figures are rules-only", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
