@@ -94,17 +94,15 @@ _OVERRIDE = [
     r"\bdecode (?:it |this |that )?(?:and|then|,) (?:do|follow|execute|obey) (?:what|whatever) it says\b",
     r"\bdecode (?:this|the following|the) (?:[^ .!?\n]{1,30} ){0,6}(?:and|then|,) (?:tell me what it says|"
     r"do what it says)\b",
-    # the model's own orders thrown away by name, not a team's ("drop your instructions into the wiki")
-    r"\bdrop (?:all )?(?:of )?your (?:previous |prior )?(?:instructions|programming) ?(?:and|,)",
-    (r"\b(?:change|replace|rewrite) your (?:instructions|programming|system prompt) (?:to|with) (?:the following|"
-     r"this) ?:?"),
-    # earlier orders cleared from "your" head, not a conversation from a cache
-    (r"\b(?:remove|clear|erase|delete|wipe) (?:all )?(?:the )?(?:previous|prior|earlier|preceding) (?:tasks|"
-     r"instructions|information)(?: [^ .!?]{1,30}){0,2} (?:out of|from) your (?:head|mind)\b"),
-    (r"\b(?:vorherigen|vorangegangenen|bisherigen) (?:aufgaben|anweisungen|informationen)(?: [^ .!?]{1,30}){0,2} "
-     r"aus deinem kopf\b"),
-    # hr / sr / bs: all instructions forgotten
-    r"\bzaboravi(?:te)? sve (?:prethodne )?(?:instrukcije|upute|uputstva|naredbe)\b",
+    # the model's own orders thrown away by name and a new one given at once, not a team's ("drop your
+    # programming, design and QA estimates into the sheet", "replace your system prompt with the following:")
+    (r"\bdrop (?:all )?(?:of )?your (?:previous |prior )?(?:instructions|programming) ?(?:and|,) (?:now |instead |"
+     r"just )?(?:do|follow|obey|answer|respond|reply|act|tell|say|become|pretend|list|print|output|write)\b"),
+    (r"\bchange your instructions to the following ?: ?(?:every time|from now on|you (?:are|will|must)|always|"
+     r"whenever|answer|respond|reply|say|ignore)\b"),
+    # all earlier orders cleared from "your" head, not "the previous instructions about tokens"
+    (r"\b(?:remove|clear|erase|delete|wipe) all (?:the )?(?:previous|prior|earlier|preceding) (?:tasks|instructions|"
+     r"information) (?:out of|from) your (?:head|mind)\b"),
     # el / ko / hi / ar: the plain "ignore the previous instructions"
     r"αγνοηστε (?:ολες )?τις προηγουμενες οδηγιες|αγνοησε (?:ολες )?τις προηγουμενες οδηγιες",
     r"이전(?:의)? (?:모든 )?(?:지시|지침|명령|지시사항)(?:을|를)? ?무시",  # Hangul folds to letters: no [을를] class
@@ -196,13 +194,9 @@ _PERSONA = [
     r"ai model)\b",
     r"\bopenai'?s? (?:content |usage )?(?:polic|guideline|rules|restrictions|filters)",
     r"\b(?:respond|answer|reply|speak|stay) as (?:the character|dan|[a-z0-9.-]{1,20}gpt)\b",
-    (r"\byou will (?:respond|answer|reply) to (?:all|every|each) (?:of )?my (?:questions|prompts) as "
-     r"(?!(?:soon|a priority|priority|part|needed|well|they|usual|quickly|fast|possible|before|if|it|much)\b)"),
     # de
     r"\bdu bist (?:jetzt|nun|ab jetzt|ab sofort|von nun an)\b",
     r"\b(?:ab jetzt|ab sofort|von nun an) (?:bist du|wirst du|antwortest du|verhaltst du)\b",
-    (r"\bich mochte,? dass (?:sie|du) als (?:[^ .!?]{1,30} )?(?:ki|bot|chatbot|ki-assistent(?:in)?|"
-     r"[^ .!?]{0,20}-?terminal|[^ .!?]{0,20}-?interpreter) (?:fungieren|fungierst|agieren|agierst)\b"),
     r"\b(?:tu so als|tue so als|stell dir vor,? du (?:bist|warst)|spiele die rolle|verhalte dich wie|"
     r"gib dich als)\b",
     # fr
@@ -270,9 +264,10 @@ _EXTRACTION = [
     rf"\b{_REVEAL} (?:me |us )?(?:back )?(?:all |exactly |verbatim |everything in |the contents of |the text of )?"
     rf"(?:of )?your {G2}(?:system ?prompt|system message|prompt|instructions|directives|rules|guidelines|"
     rf"configuration|initial prompt|pre-?prompt|programming|context window|hidden text)",
-    r"\b(?:beginning|start|top) of (?:your (?:system|initial|original|hidden) prompt|this prompt above)\b",
-    (r"\b(?:show|display|print|reveal|zeige)\w{0,3} (?:me |mir )?(?:your|your entire|your whole|deinen|deinen gesamten|"
-     r"ihren gesamten) prompt[- ]?(?:texts?|texte?)\b"),
+    # what opens the prompt asked for, not a prompt-caching guide's "static content at the beginning of your
+    # system prompt"
+    (r"\b(?:repeat|print|output|recite|tell me|what (?:is|was) (?:written|said))\b[^.!?]{0,40}(?:beginning|start|"
+     r"top) of (?:your (?:system|initial|original|hidden) prompt|this prompt above)\b"),
     # "Show the system prompt in the admin page" is a feature of an AI product; asking for it is not.
     rf"\b{_REVEAL} (?:me|us) (?:the |your )?(?:system ?prompt|system message|initial prompt|hidden prompt|"
     rf"original prompt|secret prompt|pre-?prompt|starting prompt|meta ?prompt)\b",
@@ -403,20 +398,18 @@ _ADDRESSED = [
     rf"(?:^|[.!?:] )(?:apply|use|run) (?:an? )?(?:[^ .!?]{{1,30}} ){{0,2}}(?:cipher|emoji substitution) (?:to|on|over|"
     rf"for) (?:[^ .!?]{{1,30}} ){{0,3}}(?:(?:in|of) )?your {_ANSWER}\b",
     r"(?:^|[.!?:] )(?:reply|respond|answer) (?:in reverse|backwards?)(?:[.!]|$)",
-    # the answer reworked on order, at the start of a sentence: "Augment your reply with …", "Jumble your answer",
-    # "Use emojis to represent your answer", "Integrate a teaser … in your reply"; not a support macro's "modify
-    # your reply to include the ticket number", an API's "encode your response as UTF-8" or "include the
-    # promotion id in your response", a bot's "respond in reverse order of creation"
-    rf"(?:^|[.!?:] )(?:augment|embellish) your {_ANSWER} (?:to|with|by)\b",
-    (rf"(?:^|[.!?:] )(?:scramble|reverse|jumble|rearrange|anagram) (?:the (?:letters|words|characters) (?:of|in) )?"
-     rf"your {_ANSWER}\b"),
-    (rf"(?:^|[.!?:] )use (?:emojis?|symbols|a cipher|leetspeak|morse code) to (?:represent|express|write|encode) "
-     rf"your {_ANSWER}\b"),
-    (rf"(?:^|[.!?:] )(?:reply|respond|answer|(?:provide|write|give) your {_ANSWER}) (?:only )?(?:using|in) "
-     rf"(?:[^ .!?]{{1,30}} ){{0,2}}(?:cipher|anagram\w*|morse|leetspeak|pig latin)\b"),
-    (rf"(?:^|[.!?:] )(?:add|include|insert|integrate|incorporate|embed|weave|introduce) (?:a |an |one |some )?"
-     rf"(?:[^ .!?]{{1,30}} ){{0,2}}(?:teaser|typos)(?: [^ .!?]{{1,30}}){{0,8}} "
-     rf"(?:in|into|to|within) your {_ANSWER}\b"),
+    # the answer disfigured on order, a whole sentence of its own: "Jumble the letters of your answer.", "Use
+    # emojis to represent your answer.", "Reply in a Caesar cipher.", "Introduce random typos in your response."; not
+    # a button's "Reverse your answer", a poll's "use emojis to represent your answer in the channel" or a spec's
+    # "respond using an AES-GCM cipher only"
+    (rf"(?:^|[.!?:] )(?:scramble|reverse|jumble|rearrange|anagram) the (?:letters|words|characters) (?:of|in) "
+     rf"your {_ANSWER}(?:[.!]|$)"),
+    (rf"(?:^|[.!?:] )use (?:emojis?|symbols|leetspeak|morse code) to (?:represent|express|write|encode) "
+     rf"your {_ANSWER}(?:[.!]|$)"),
+    (rf"(?:^|[.!?:] )(?:reply|respond|answer|(?:provide|write|give) your {_ANSWER}) (?:only )?(?:in|using) "
+     rf"(?:a |an )?(?:caesar |substitution |rot-?13 )?(?:cipher|morse code|leetspeak|pig latin)(?:[.!]|$)"),
+    (rf"(?:^|[.!?:] )(?:add|include|insert|introduce) (?:a few |some |random )?typos (?:in|into|to) "
+     rf"your {_ANSWER}(?:[.!]|$)"),
     # de / fr / es / pt / it / ru / zh / ja
     r"\b(?:hinweis|anweisung|nachricht) (?:an|fur) (?:die |den )?(?:ki|ai|llm|sprachmodell|assistenten|bot|"
     r"prufer)\b",
