@@ -288,10 +288,10 @@ def print_details(fig: dict[str, Any]) -> None:
         print(f"    {category:<20}{_fmt(v['precision']):>9}{v['shown']:>7}{_fmt(v['recall']):>9}{v['gold_both']:>8}")
 
 
-def _model_client(parser: argparse.ArgumentParser, no_cache: bool) -> tuple[LLMClient, ResultCache | None]:
+def _model_client(parser: argparse.ArgumentParser, config: Config,
+                  no_cache: bool) -> tuple[LLMClient, ResultCache | None]:
     from reqgate.pipeline.cache import FileCache, default_cache_dir
 
-    config = load_default_config()
     llm = LLMClient.from_env(config.llm)
     if llm is None:
         parser.error("--llm needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)")
@@ -325,13 +325,13 @@ class RaterOracle:
         return json.dumps(answer)
 
 
-def _oracle_client(items: list[Record], rater: str) -> tuple[LLMClient, Any]:
+def _oracle_client(items: list[Record], rater: str, config: Config) -> tuple[LLMClient, Any]:
     sys.path.insert(0, str(REPO))
     from tests.fakes.fake_anthropic import FakeAnthropic
 
     fake = FakeAnthropic().start()
     fake.default_responder = RaterOracle(items, rater)
-    return LLMClient("sk-ant-oracle", load_default_config().llm, base_url=fake.url), fake
+    return LLMClient("sk-ant-oracle", config.llm, base_url=fake.url), fake
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,17 +353,18 @@ def main(argv: list[str] | None = None) -> int:
     items = load_items(args.data.resolve(), args.project)
     if not items:
         parser.error(f"no labelled tickets under {args.data / 'ticket-gold'}")
+    config = load_default_config()
     fake = cache = llm = None
     if args.llm or args.oracle:
         from reqgate.bot.cli import configure_logs
 
         configure_logs()  # standard output carries the figures (or their JSON); warnings go to standard error
     if args.llm:
-        llm, cache = _model_client(parser, args.no_cache)
+        llm, cache = _model_client(parser, config, args.no_cache)
     elif args.oracle:
-        llm, fake = _oracle_client(items, args.oracle)
+        llm, fake = _oracle_client(items, args.oracle, config)
     try:
-        outcomes = review_all(items, load_default_config(), llm, cache)
+        outcomes = review_all(items, config, llm, cache)
     finally:
         if llm is not None:
             llm.close()

@@ -3,7 +3,7 @@ model may dismiss, and which category a rule finding belongs to while a rule doe
 
 from __future__ import annotations
 
-from reqgate.pipeline.schemas import Category, Finding
+from reqgate.pipeline.schemas import Category, Finding, Span
 
 # "Missing X" categories: the model may show, by quoting the ticket, that X is there after all.
 ABSENCE_CATEGORIES: frozenset[Category] = frozenset({"repro", "observed", "expected", "environment", "done"})
@@ -38,3 +38,10 @@ def dismissible(finding: Finding) -> bool:
     """A rule's "missing X" finding, still standing, that a verified quote could show to be wrong."""
     return (finding.origin == "rules" and finding.dismissed_by is None and finding.mode != "off"
             and not finding.check_id.startswith("guardrail.") and category_of(finding) in ABSENCE_CATEGORIES)
+
+
+def same_problem(finding: Finding, category: Category, span: Span | None) -> bool:
+    """Whether a rule's finding speaks of the problem an issue of `category` quoting `span` (None: an absence)
+    raises: same category, and the rule's finding an absence or on the same words."""
+    return category_of(finding) == category and (
+        finding.span is None or span is not None and span.overlaps(finding.span))

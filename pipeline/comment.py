@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reqgate.pipeline.categories import same_problem
 from reqgate.pipeline.comment_advice import QUOTE_CHARS, ask, known, topic
 from reqgate.pipeline.comment_metrics import repeated_sentences, sentences, visible_lines
 from reqgate.pipeline.comment_safety import code_span, safe_inline
@@ -118,9 +119,8 @@ def _superseded(finding: Finding, findings: list[Finding]) -> bool:
     """A rule's finding that the model raised more strongly (same category; the rule's an absence, or the same
     words): the model's judgement is the ask; the rule's stays in the collapsed table."""
     return finding.origin != "model" and any(
-        other.origin == "model" and other.category == finding.category
-        and MODE_SEVERITY[other.mode] > MODE_SEVERITY[finding.mode]
-        and (finding.span is None or other.span is not None and other.span.overlaps(finding.span))
+        other.origin == "model" and MODE_SEVERITY[other.mode] > MODE_SEVERITY[finding.mode]
+        and same_problem(finding, other.category, other.span)
         for other in findings)
 
 

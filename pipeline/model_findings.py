@@ -12,7 +12,7 @@ Everything here is a pure function of the prepared findings and the verified str
 
 from __future__ import annotations
 
-from reqgate.pipeline.categories import ASK_ONLY_CATEGORIES, category_of, dismissible
+from reqgate.pipeline.categories import ASK_ONLY_CATEGORIES, category_of, dismissible, same_problem
 from reqgate.pipeline.config import Config
 from reqgate.pipeline.quotes import Quotes
 from reqgate.pipeline.schemas import (
@@ -54,10 +54,10 @@ def _duplicate(issue: ModelIssue, span: Span | None, standing: list[Finding]) ->
     for finding in standing:
         if MODE_SEVERITY[finding.mode] < MODE_SEVERITY[mode]:
             continue
-        same_category = category_of(finding) == issue.category
-        if finding.span is None and same_category:
-            return True  # the rule says it is missing; the model saying so again, quoting or not, adds nothing
-        if span is not None and span.overlaps(finding.span) and (same_category or finding.mode == "error"):
+        # A rule's absence said again by the model, quoting or not, adds nothing; nor do its words raised again,
+        # or words a rule already blocks on.
+        if same_problem(finding, issue.category, span) or (
+                finding.mode == "error" and span is not None and span.overlaps(finding.span)):
             return True
     return False
 

@@ -163,9 +163,10 @@ def test_the_llm_path_carries_a_rubric_following_models_judgement_to_the_verdict
     from reqgate.pipeline.config_loader import load_default_config
 
     items = E.load_items(E.DEFAULT_DATA)
-    llm, fake = E._oracle_client(items, rater)
+    config = load_default_config()
+    llm, fake = E._oracle_client(items, rater, config)
     try:
-        outcomes = E.review_all(items, load_default_config(), llm)
+        outcomes = E.review_all(items, config, llm)
     finally:
         llm.close()
         fake.stop()

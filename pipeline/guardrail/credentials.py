@@ -1163,6 +1163,11 @@ _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-
 _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
+def _names_a_password(name: str) -> bool:
+    """A setting's name that surely says password: `PASSWORD`, `admin_passwords`, `DB_PASSWD`."""
+    return _credential_name(name) == 2 and _name_words(name)[-1] in _PASSWORD_WORDS
+
+
 # A literal compared with a credential, the literal first (Yoda style): `if "s3cr3t!" != PASSWORD:`,
 # `'Tr0ub4dor3' === user.password`. The other order is a named value's (`password == "…"`).
 _COMPARED_LITERAL = re.compile(
@@ -1175,8 +1180,8 @@ def find_compared_literals(text: str) -> Iterator[Range]:
         return
     for match in capped(_COMPARED_LITERAL.finditer(text)):
         name = match.group("name").rsplit(".", 1)[-1].lstrip("$")
-        if _credential_name(name) == 2 and _name_words(name)[-1] in _PASSWORD_WORDS \
-                and _password_shaped(match.group("value"), name) and not _is_placeholder(match.group("value")):
+        if _names_a_password(name) and _password_shaped(match.group("value"), name) \
+                and not _is_placeholder(match.group("value")):
             yield match.span("value")
 
 
@@ -1191,7 +1196,7 @@ def find_listed_passwords(text: str) -> Iterator[Range]:
     """The items of a YAML list whose key names passwords."""
     for match in capped(_LIST_KEY.finditer(text) if "-" in text else ()):
         name = match.group("name")
-        if _credential_name(name) != 2 or _name_words(name)[-1] not in _PASSWORD_WORDS:
+        if not _names_a_password(name):
             continue
         position = match.end() + 1
         for _ in range(_LIST_MAX):
