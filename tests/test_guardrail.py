@@ -1329,6 +1329,58 @@ def test_password_rules_versions_and_field_names_compared_or_listed_stay(text):
     assert mask(text) == text
 
 
+@pytest.mark.parametrize(("text", "secret", "kept"), [
+    ('user, password = "admin", "Tr0ub4dor3"', "Tr0ub4dor3", '"admin"'),
+    ('var static_password03, dynamic_password01 string = "hardcoded2", "{password}"', "hardcoded2",
+     "dynamic_password01"),
+    ('static_password06, dynamic_password02 := "hardcoded5", "{password}"', "hardcoded5", "dynamic_password02"),
+    ('db_password, api_token = "Zq8vLm2xQ", "Xk3Lm9Pq2Rt8"', "Xk3Lm9Pq2Rt8", "api_token"),
+    ('local user, token = "bot", "Xk3Lm9Pq2Rt8Zw"', "Xk3Lm9Pq2Rt8Zw", '"bot"'),
+])
+def test_each_value_of_a_multiple_assignment_goes_with_its_own_name(text, secret, kept):
+    masked = mask(text)
+    assert secret not in masked and kept in masked
+
+
+@pytest.mark.parametrize("text", [
+    "x, y = 1, 2",
+    'user, name = "admin", "Jane Doe"',
+    'user, pwd = "admin", "{password}"',
+    'label, password_hint = "Login", "min-8-chars"',
+])
+def test_a_multiple_assignment_without_a_credential_stays(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("  NoncompliantDBPassword:\n    Description: Database password\n    Type: String\n    Default: admin", "admin"),
+    ('"DBPassword": {\n  "Description": "Database password",\n  "Type": "String",\n  "Default": "Tr0ub4dor3"\n}',
+     "Tr0ub4dor3"),
+    ("  ApiToken:\n    NoEcho: true\n    Default: Xk3Lm9Pq2Rt8Zw7vB2nQ", "Xk3Lm9Pq2Rt8Zw7vB2nQ"),
+    ("- key: PASS\n  value: hardcoded5", "hardcoded5"),
+    ("<key>PASS</key>\n<value>hardcoded5</value>", "hardcoded5"),
+    ("01_hardcoded_password: hardcoded0", "hardcoded0"),
+    ('02_hardcoded_passwords:\n  - "Hardcoded1"', "Hardcoded1"),
+    ("GITLAB_KEY: YXNkZmZmZmZm_HARDcoded", "YXNkZmZm"),
+    ("<slackKey>YXNkZmZmZmZm_HARDcoded</slackKey>", "YXNkZmZm"),
+])
+def test_a_default_of_a_declared_password_a_bare_pass_setting_and_a_base64_key_are_redacted(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "  DBPassword:\n    Type: String\n    Description: the password\n  DBUser:\n    Type: String\n    Default: admin",
+    "password:\n  type: string\n  format: password\n  default: null",
+    "    DBPassword:\n      NoEcho: true\n      Type: String\n      Default: !Ref SomeParam",
+    "  ApiToken:\n    Type: String\n    Default: none",
+    "- key: PASS\n  value: lint-2",
+    "Checks PASS: 12\nvalue: 3",
+    "The graphhopperRoutingKey GraphHopperRouting is set",
+])
+def test_a_user_default_a_reference_a_test_result_or_a_name_stays(text):
+    assert mask(text) == text
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

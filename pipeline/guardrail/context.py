@@ -85,6 +85,7 @@ _REFERENCE_WORDS = frozenset({
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
+_RANDOM_HEAD = 8
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
 _PLACEHOLDER = re.compile(r"example|sample|dummy|placeholder|changeme|redacted|your|xxxx|test|0000000")
 
@@ -137,6 +138,12 @@ def _kind(value: str) -> str | None:
     return None
 
 
+def _random_letters(part: str) -> bool:
+    """Letters whose case flips every few characters with no word among them: the head of a base64 value
+    ("YXNkZmZmZmZm" in "YXNkZmZmZmZm_HARDcoded"), not a name glued of words ("graphhopperSECRETyo")."""
+    return len(part) >= _RANDOM_HEAD and len(_CLASS_CHANGE.findall(part)) * 3 >= len(part) and not pronounceable(part)
+
+
 def _split(run: str, kind: Kind) -> tuple[list[str], int]:
     """The name parts at the start of a run ("toggl", "KEY" in "toggl-KEY-abcd…"; the host and route of
     a URL) and where the value starts. A part is a name while it holds no digit and does not look
@@ -148,7 +155,8 @@ def _split(run: str, kind: Kind) -> tuple[list[str], int]:
         if len(names) == _MAX_NAME_PARTS or len(part) > _LOOK_BACK:
             break
         # A name may hold digits when a credential word ends it ("collect2TOKEN", "scrapingant123TOKEN").
-        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or kind(part) is not None:
+        if not (part.isalpha() or part.lower().endswith(_CREDENTIAL_WORDS)) or kind(part) is not None \
+                or _random_letters(part):
             break
         names.append(part)
         position = joiner.end()

@@ -25,6 +25,7 @@ from reqgate.pipeline.guardrail.shapes import (
     ORDINARY_CREDENTIAL_ENDINGS,
     UUID,
     WORD,
+    inside,
     pronounceable,
     says_fake,
 )
@@ -473,6 +474,7 @@ def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
 
 # The name characters before a position, read backwards.
 _NAME_RUN = re.compile(r"[\w.-]+")
+_NUMBERED_KEY = re.compile(r"\d{1,4}_(?=[A-Za-z])")
 
 
 def _name_before(text: str, end: int) -> tuple[str, int] | None:
@@ -482,9 +484,13 @@ def _name_before(text: str, end: int) -> tuple[str, int] | None:
     if run is None or run.end() > _NAME_MAX:
         return None
     start = end - run.end()
-    # "--password=x" is a command-line flag: the name starts after the dashes.
+    # "--password=x" is a command-line flag: the name starts after the dashes; a numbered key
+    # ("01_hardcoded_password:") after its number.
     while start < end and text[start] in ".-":
         start += 1
+    numbered = _NUMBERED_KEY.match(text, start, end)
+    if numbered is not None:
+        start = numbered.end()
     if start == end or not (text[start].isalpha() or text[start] == "_"):
         return None
     return text[start:end], start
@@ -644,9 +650,12 @@ def find_named_values(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     bare = _RunEnds(_BARE, text)
     covered = 0
+    name_lists = [match.span("names") for match in _multiple_assignments(text)]
     for ending in capped(_NAME_END.finditer(lowered), MAX_NAMES):
         if ending.start() < covered:
             continue  # inside a value already taken
+        if inside(name_lists, ending.start(), ending.end()):
+            continue  # `user, password = "admin", "…"`: the next name is no value; see find_multiple_assignments
         gap = _GAP.match(lowered, ending.end())
         assert gap is not None  # every part of the gap is optional
         separator = gap.group("sep")
@@ -1122,8 +1131,8 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if strength == 2:
         # A key or token is made; a password may be chosen (`- name: DB_PASSWORD` ⏎ `value: hardcoded5`).
         # `PWD` alone is the working directory.
-        password_named = words[-1] in _PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and len(words) > 1 \
-            and words[-2] in _PASS_OWNERS
+        password_named = words[-1] in _PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and (
+            len(words) > 1 and words[-2] in _PASS_OWNERS or name == "PASS")  # `- key: PASS` ⏎ `value: …`
         chosen = password_named and _password_shaped(value, name)
         return chosen or _stored_secret(value)
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
@@ -1163,9 +1172,13 @@ _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-
 _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
+_GLUED_PASSWORD_WORDS = ("password", "passwords", "passwd", "passphrase")
+
+
 def _names_a_password(name: str) -> bool:
-    """A setting's name that surely says password: `PASSWORD`, `admin_passwords`, `DB_PASSWD`."""
-    return _credential_name(name) == 2 and _name_words(name)[-1] in _PASSWORD_WORDS
+    """A setting's name that surely says password: `PASSWORD`, `admin_passwords`, `DB_PASSWD`, `DBPassword`."""
+    last = _name_words(name)[-1] if _credential_name(name) == 2 else ""
+    return last in _PASSWORD_WORDS or last.endswith(_GLUED_PASSWORD_WORDS)
 
 
 # A literal compared with a credential, the literal first (Yoda style): `if "s3cr3t!" != PASSWORD:`,
@@ -1185,9 +1198,76 @@ def find_compared_literals(text: str) -> Iterator[Range]:
             yield match.span("value")
 
 
+# Several names given their values in one statement, the values in the names' order: Python's `user, password =
+# "admin", "…"`, Go's `var a, b string = "…", "…"` and `a, b := "…", "…"`, Lua's and Perl's lists. A statement of
+# its own line, so a call's arguments (`connect(user, password="…", timeout=5)`) are none.
+_ASSIGNED_NAME = r"[A-Za-z_$][\w$.]{0,60}+"
+_LISTED_VALUE = r"\"[^\"\n]{0,300}+\"|'[^'\n]{0,300}+'|[^\s,;\"'()]{1,300}+"
+_MULTIPLE_ASSIGNMENT = re.compile(
+    r"^[ \t]*+(?:(?:var|let|const|val|local|my|our)[ \t]+\(?)?"
+    r"(?P<names>" + _ASSIGNED_NAME + r"(?:[ \t]*+,[ \t]*+" + _ASSIGNED_NAME + r"){1,7}+)\)?"
+    r"(?:[ \t]++[A-Za-z_][\w.\[\]]{0,30}+)?[ \t]*+:?=(?!=)[ \t]*+\(?"
+    r"(?P<values>(?:" + _LISTED_VALUE + r")(?:[ \t]*+,[ \t]*+(?:" + _LISTED_VALUE + r")){1,7}+)"
+    r"\)?[ \t]*+;?[ \t]*+(?:(?:#|//|--)[^\n]*+)?\r?$",
+    re.MULTILINE)
+_LIST_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
+_NAME_NUMBER = re.compile(r"[_.-]?\d{1,2}$")
+
+
+def _multiple_assignments(text: str) -> Iterator[re.Match[str]]:
+    if "," not in text or "=" not in text:
+        return iter(())
+    return capped(_MULTIPLE_ASSIGNMENT.finditer(text))
+
+
+def find_multiple_assignments(text: str) -> Iterator[Range]:
+    """Each value of a multiple assignment whose name names a credential."""
+    for match in _multiple_assignments(text):
+        names = _LIST_SEPARATOR.split(match.group("names"))
+        values = [(value.start(), value.group()) for value in re.finditer(_LISTED_VALUE, match.group("values"))]
+        if len(names) != len(values):
+            continue
+        for name, (offset, value) in zip(names, values, strict=True):
+            # A numbered name counts as its word (`static_password03`), as each value is matched to its own name.
+            name = _NAME_NUMBER.sub("", name.rsplit(".", 1)[-1].lstrip("$"))
+            strength = _credential_name(name)
+            quoted = value[:1] in "\"'" and len(value) >= 2
+            inner = value[1:-1] if quoted else value
+            if strength and _machine_made_setting(inner, name, strength):
+                start = match.start("values") + offset + quoted
+                yield start, start + len(inner)
+
+
+# A parameter's default given a few fields under its name (indented deeper), in YAML or JSON: CloudFormation's `DBPassword:` ⏎
+# `Type: String` ⏎ `NoEcho: true` ⏎ `Default: …`, an OpenAPI schema's property. Lower-cased.
+_DECLARED_DEFAULT = re.compile(
+    r"^(?P<indent>[ \t]*+)\"?(?P<name>[a-z_][\w.-]{0,80}+)\"?[ \t]*+:[ \t]*+\{?[ \t]*+\r?\n"
+    r"(?:(?P=indent)[ \t]++\"?(?!default\b)[a-z]{1,30}+\"?[ \t]*+:[^\n]{0,200}+\n){0,8}?"
+    r"(?P=indent)[ \t]++\"?default\"?[ \t]*+:[ \t]*+(?:\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"',}#]{1,300}+))",
+    re.MULTILINE)
+
+
+def find_declared_defaults(text: str) -> Iterator[Range]:
+    """The default of a declared parameter whose name names a credential. A password's default is the password
+    whatever its shape (`Default: admin`); a key's or token's must be machine-made."""
+    lowered = lower_aligned(text)
+    if "default" not in lowered:
+        return
+    for match in capped(_DECLARED_DEFAULT.finditer(lowered)):
+        group = match.lastgroup or "v3"
+        name = text[match.start("name"):match.end("name")]
+        value = text[match.start(group):match.end(group)]
+        strength = _credential_name(name)
+        if not strength or _REFERENCE_VALUE.search(value) or _is_placeholder(value) or _YAML_TAG.match(value):
+            continue
+        chosen = _names_a_password(name) and len(value) >= 4 and not _echoes_name(value, name)
+        if chosen or _machine_made_setting(value, name, strength):
+            yield match.span(group)
+
+
 # A YAML list of passwords under a key of its own (`passwords:` ⏎ `  - "…"` ⏎ `  - "…"`): every item is one. The key
 # ends its line, so "Users cannot change their password" ⏎ "- Chrome58 on Windows" is prose and a list.
-_LIST_KEY = re.compile(r"^[ \t]*+(?P<name>[A-Za-z_][\w.-]{0,60}+)[ \t]*+:[ \t]*+\r?$", re.MULTILINE)
+_LIST_KEY = re.compile(r"^[ \t]*+(?:\d{1,4}_(?=[A-Za-z]))?(?P<name>[A-Za-z_][\w.-]{0,60}+)[ \t]*+:[ \t]*+\r?$", re.MULTILINE)
 _LIST_ITEM = re.compile(r"[ \t]*+-[ \t]++(?P<q>[\"']?)(?P<value>[^\s\"']{1,200}+)(?P=q)[ \t]*+\r?(?:\n|$)")
 _LIST_MAX = 50
 
@@ -1226,6 +1306,8 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
     yield from find_compared_literals(text)
+    yield from find_multiple_assignments(text)
+    yield from find_declared_defaults(text)
     yield from find_listed_passwords(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
