@@ -38,6 +38,9 @@ def sent(body: str) -> str:
     (f"Alerts go to https://acme.webhook.office.com/webhookb2/{UUID}@{UUID}/IncomingWebhook/"
      f"{HEX40[:32]}/{UUID}", UUID),
     (f"Hook: https://example.tines.com/webhook/{HEX40[:32]}/{HEX40[8:40]}", HEX40[:32]),
+    # A capitalised credential word glued before the service's name ("KEYwandb", not "KE" and "Ywandb").
+    (f"export KEYwandb-{HEX40}", HEX40),
+    (f"acme_TOKENwandb-{HEX40}", HEX40),
     # A key pair after a word that elsewhere names data ("shortcut").
     (f"shortcut-private-key {UUID}", UUID),
     # The breach lists' favourites stand for themselves, with no name beside them.

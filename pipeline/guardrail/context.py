@@ -90,6 +90,9 @@ _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2
 _PLACEHOLDER = re.compile(r"example|sample|dummy|placeholder|changeme|redacted|your|xxxx|test|0000000")
 
 
+_CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
+
+
 def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(_CAMEL.sub(" ", name))]
 
@@ -239,7 +242,9 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
     # The name glued to the value is one name however many words it holds: "graphhopperSECRETyo-<uuid>" is
     # GraphHopper's key although the service's name is its third word from the value.
-    glued = _words(names[-1]) if names else []
+    # A capitalised word glued before a small one splits two ways: "KEYversioneye" is "KEY" and "versioneye", as
+    # "HTTPServer" is "HTTP" and "Server".
+    glued = _words(names[-1]) + [run.lower() for run in _CASE_RUN.findall(names[-1])] if names else []
     if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest + glued) or _joined_service(text, start):
         return _NAMED
     return _CREDENTIAL if any(_is_context(word) for word in nearest) else _NONE
