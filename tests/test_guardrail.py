@@ -1381,6 +1381,32 @@ def test_a_user_default_a_reference_a_test_result_or_a_name_stays(text):
     assert mask(text) == text
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("my_secret_password_for_email = 'd6s$f9g!j8mg7hw?n&2'", "d6s$f9g!j8mg7hw?n&2"),
+    ('bearer = "Bearer: 2lkjdfoiuwer092834kjdwf09"', "2lkjdfoiuwer092834kjdwf09"),
+    ('_pass = "s3cr3t"', "s3cr3t"),
+    ('if (password.equals("Adm1n!x")) { return true; }', "Adm1n!x"),
+    ('if ("Adm1n!x".equals(user.getPassword())) {', "Adm1n!x"),
+    ('var token = jwt.sign(user, "hardcoded-secret", { expiresIn: 3600 });', "hardcoded-secret"),
+    ('token = jwt.encode(payload, "Xk3Lm9Pq2Rt8", algorithm="HS256")', "Xk3Lm9Pq2Rt8"),
+    ('Algorithm algorithm = Algorithm.HMAC256("s3cr3t-signing");', "s3cr3t-signing"),
+])
+def test_a_password_for_a_purpose_a_colon_scheme_an_equals_literal_and_a_signing_key_go(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    'pass = "lint-2"',
+    "jwt.sign(payload, process.env.JWT_SECRET)",
+    'jwt.sign(payload, "secret")',
+    "the password_for_reset: link expires",
+    'if (password.equals(confirmation)) {',
+    'if (name.equals("Adm1n!x")) {',
+])
+def test_a_reference_a_word_or_a_setting_beside_those_forms_stays(text):
+    assert mask(text) == text
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

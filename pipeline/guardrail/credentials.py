@@ -158,7 +158,9 @@ _NAME_END = re.compile(
     r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root)"
-    r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER + r")?"
+    r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER +
+    # what the credential is for: `my_secret_password_for_email`, `token_for_github`
+    r"|(?:(?<=password)|(?<=passwd)|(?<=secret)|(?<=token))_(?:for|of)_[a-z]{2,12}(?=[\"']?[ \t]*[:=]))?"
     r"(?![a-z0-9])"
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
@@ -762,8 +764,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("owner") and not (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
             continue  # `password_scheme: SHA512-CRYPT`, `password_kdf: pbkdf2-sha256`: a setting about passwords
-        if ending.group("word") == "pass" and strength == 1 and not _looks_random(value):
-            continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log
+        if ending.group("word") == "pass" and strength == 1 and not _looks_random(value) \
+                and not (quoted_match is not None and "=" in separator and _password_shaped(value, name)):
+            continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log; a quoted literal is code's (`_pass = "s3cr3t"`)
         if ending.group("word") == "api" and not _api_key_shaped(value):
             continue  # `rest_api = "a1b2c3d4e5"`, `graph_api: <uuid>`, `backend_api: orders-api-5d8f7c9b6-hx2lp`
         if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
@@ -860,8 +863,9 @@ _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
-# `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name. Lower-cased.
-_AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
+# `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name, and the scheme written
+# with a colon (`"Bearer: …"`). Lower-cased.
+_AUTH_SCHEME = re.compile(r"(?:bearer:?|basic|token|apikey|sso-key|splunk|ghtoken|ssws|klaviyo-api-key|dsn)[ \t]+([a-z0-9._~+/=:-]{12,})")
 _DIGIT = re.compile(r"\d")
 _SCHEME_VALUE_MIN = 24
 # Any scheme's name may come before the credential (`BotConnector …`, Azure's `SharedAccessSignature sr=…`).
@@ -936,6 +940,15 @@ _CREDENTIAL_ARGUMENTS = re.compile(
     r"\b(?:getConnection|mysqli_connect|new[ \t]+(?:PDO|mysqli))[ \t]*\(\s{0,20}+[^,()\n]{1,300}+,)"
     r"\s{0,20}+@?(['\"])[^'\"\n]{1,100}+\1\s{0,20}+,\s{0,20}+(?:Some\()?@?(['\"])([^'\"\n]{1,300}+)\2"
 )
+
+# A signing key given as a literal to a JWT library: node's `jwt.sign(payload, "…")` and `jwt.verify(token, "…")`,
+# PyJWT's `jwt.encode(payload, "…", algorithm=…)`, java-jwt's `Algorithm.HMAC256("…")`, jjwt's `.signWith(alg,
+# "…")`.
+_SIGNING_KEY_ARGUMENT = re.compile(
+    r"(?:\b(?i:jwt)\.(?:sign|verify|encode|decode)[ \t]*\(\s{0,20}+[^,()\n]{1,200}+,|\bAlgorithm\.HMAC(?:256|384|512)[ \t]*\(|"
+    r"\.signWith[ \t]*\(\s{0,20}+[^,()\n]{1,200}+,)"
+    r"\s{0,20}+(['\"])([^'\"\n]{1,300}+)\1")
+_SIGNING_WORDS = ("jwt.", "algorithm.hmac", ".signwith")
 
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
@@ -1187,15 +1200,29 @@ _COMPARED_LITERAL = re.compile(
     r"(?P<q>[\"'])(?P<value>[^\"'\s]{6,64}+)(?P=q)[ \t]*(?:===?|!==?)[ \t]*(?P<name>[A-Za-z_$][\w$]{0,40}+(?:\.[A-Za-z_]\w{0,40}+){0,3}+)")
 
 
+# Java's and Kotlin's comparisons by method, either way round: `password.equals("…")`, `"…".equals(pwd)`.
+_EQUALS_LITERAL = re.compile(
+    r"(?:(?P<name>[A-Za-z_$][\w$]{0,40}+)(?:\(\))?\.equals(?:IgnoreCase)?\([ \t]*(?P<q>[\"'])(?P<value>[^\"'\s]{6,64}+)(?P=q)"
+    r"|(?P<q2>[\"'])(?P<value2>[^\"'\s]{6,64}+)(?P=q2)\.equals(?:IgnoreCase)?\([ \t]*(?P<name2>[A-Za-z_$][\w$.]{0,80}+)(?:\(\))?[ \t]*\))")
+
+
+def _compared(text: str) -> Iterator[tuple[str, str, tuple[int, int]]]:
+    """The name and the literal of each comparison, and where the literal is."""
+    if "==" in text or "!=" in text:
+        for match in capped(_COMPARED_LITERAL.finditer(text)):
+            yield match.group("name"), match.group("value"), match.span("value")
+    if ".equals" in text:
+        for match in capped(_EQUALS_LITERAL.finditer(text)):
+            value = "value" if match.group("value") is not None else "value2"
+            yield match.group("name") or match.group("name2"), match.group(value), match.span(value)
+
+
 def find_compared_literals(text: str) -> Iterator[Range]:
     """The literal of a comparison whose other side is a password's name."""
-    if "==" not in text and "!=" not in text:
-        return
-    for match in capped(_COMPARED_LITERAL.finditer(text)):
-        name = match.group("name").rsplit(".", 1)[-1].lstrip("$")
-        if _names_a_password(name) and _password_shaped(match.group("value"), name) \
-                and not _is_placeholder(match.group("value")):
-            yield match.span("value")
+    for name, value, span in _compared(text):
+        name = name.rsplit(".", 1)[-1].lstrip("$")
+        if _names_a_password(name) and _password_shaped(value, name) and not _is_placeholder(value):
+            yield span
 
 
 # Several names given their values in one statement, the values in the names' order: Python's `user, password =
@@ -1386,6 +1413,9 @@ def find_passwords(text: str) -> Iterator[Range]:
     for match in capped(_CREDENTIAL_ARGUMENTS.finditer(text) if any(word in lowered for word in _CALL_WORDS) else ()):
         if not _is_placeholder(match.group(3)):
             yield match.span(3)
+    for match in capped(_SIGNING_KEY_ARGUMENT.finditer(text) if any(word in lowered for word in _SIGNING_WORDS) else ()):
+        if len(match.group(2)) >= 6 and not _is_placeholder(match.group(2)):
+            yield match.span(2)
     # Each of these patterns opens with a word alternation the engine tries at every position: looked for only
     # in a text holding the word they need.
     for match in capped(_SQL_IDENTIFIED.finditer(lowered) if "identified" in lowered else ()):
