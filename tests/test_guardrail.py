@@ -1407,6 +1407,23 @@ def test_a_reference_a_word_or_a_setting_beside_those_forms_stays(text):
     assert mask(text) == text
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ('"midtrans": ["SB-Mid-server-GwUP_WGbJPXsDzsNEBRs8IYA"],', "GwUP_WGbJPXsDzsN"),
+    ("MIDTRANS=Mid-server-Q2w9ZkLm4TnB7xVc1RpHs8dF", "Q2w9ZkLm4TnB7xVc"),
+    ("<token>\n  dnkey-5ae44c7musw8f70owbulcot0rr-5ae44c7musw8f70owbulcot0rrq1v=ysmx4owp0vno=y488v2qeb\n</token>",
+     "ysmx4owp0vno"),
+    ('{\n  "name": "TEST_PASSWORD_3",\n  "value": "PtpfIZR+zZGPUWUYvLojqylVeEg63CBYN0FpGJ4yuH+9YxZZe8Uq7drEo"\n}',
+     "PtpfIZR+zZGPUWUY"),
+])
+def test_midtrans_and_defined_networking_keys_and_a_numbered_setting_pair_go(text, secret):
+    assert secret not in mask(text)
+
+
+def test_midtrans_client_key_is_public_and_stays():
+    text = "The payment page loads Mid-client-GwUP_WGbJPXsDzsNE in the browser."
+    assert mask(text) == text
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

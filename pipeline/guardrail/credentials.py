@@ -1151,14 +1151,24 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 
+_NAME_NUMBER = re.compile(r"[_.-]?\d{1,2}$")
+
+
+def _numbered_credential_name(name: str) -> tuple[int, str]:
+    """`_credential_name` and the name it judged: a numbered name counts as its word (`TEST_PASSWORD_3`,
+    `static_password03`) where the value sits beside its own name, as the number enumerates credentials."""
+    unnumbered = _NAME_NUMBER.sub("", name)
+    strength = _credential_name(unnumbered)
+    return (strength, unnumbered) if strength else (_credential_name(name), name)
+
+
 def find_setting_pairs(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     if "value" not in lowered and "<" not in lowered:
         return
     for match in capped(_PAIR_FIELDS.finditer(lowered)):
         group = next(g for g in ("name", "xml_name", "flag_name", "element_name") if match.group(g) is not None)
-        name = text[match.start(group):match.end(group)].rsplit("/", 1)[-1]
-        strength = _credential_name(name)
+        strength, name = _numbered_credential_name(text[match.start(group):match.end(group)].rsplit("/", 1)[-1])
         if not strength:
             continue
         value_match = _PAIR_VALUE.match(text, match.end())
@@ -1238,7 +1248,6 @@ _MULTIPLE_ASSIGNMENT = re.compile(
     r"\)?[ \t]*+;?[ \t]*+(?:(?:#|//|--)[^\n]*+)?\r?$",
     re.MULTILINE)
 _LIST_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
-_NAME_NUMBER = re.compile(r"[_.-]?\d{1,2}$")
 
 
 def _multiple_assignments(text: str) -> Iterator[re.Match[str]]:
@@ -1255,9 +1264,7 @@ def find_multiple_assignments(text: str) -> Iterator[Range]:
         if len(names) != len(values):
             continue
         for name, (offset, value) in zip(names, values, strict=True):
-            # A numbered name counts as its word (`static_password03`), as each value is matched to its own name.
-            name = _NAME_NUMBER.sub("", name.rsplit(".", 1)[-1].lstrip("$"))
-            strength = _credential_name(name)
+            strength, name = _numbered_credential_name(name.rsplit(".", 1)[-1].lstrip("$"))
             quoted = value[:1] in "\"'" and len(value) >= 2
             inner = value[1:-1] if quoted else value
             if strength and _machine_made_setting(inner, name, strength):

@@ -248,6 +248,9 @@ FORMATS: tuple[Format, ...] = (
     Format("Stripe test key", "sk_test_", B62, 20, 255),
     Format("Stripe restricted key", "rk_live_", B62, 10, 255),
     Format("Stripe restricted test key", "rk_test_", B62, 20, 255),
+    # Midtrans' server keys (the `Mid-client-` key is public by design)
+    Format("Midtrans server key", "Mid-server-", URLSAFE, 20, 64),
+    Format("Midtrans sandbox server key", "SB-Mid-server-", URLSAFE, 20, 64),
     Format("Stripe secret key", "sk_prod_", B62, 20, 255),
     Format("Stripe restricted key", "rk_prod_", B62, 20, 255),
     Format("Stripe webhook secret", "whsec_", B62, 24, 64),
@@ -423,6 +426,8 @@ _ACROSS_RUNS = (
     re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
     # Braintree's access token: "$" joins the environment, the merchant's id and 32 hexadecimal digits.
     re.compile(r"(?P<token>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})(?![0-9a-f])"),
+    # Defined Networking's token: 26 and 52 characters of [a-z0-9=_-], whose "=" would end a run.
+    re.compile(r"(?P<token>dnkey-(?<![A-Za-z0-9]dnkey-)[a-z0-9=_-]{26}-[a-z0-9=_-]{52})(?![a-z0-9=_-])"),
     # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
     re.compile(r"(?P<token>ATATT3(?<![A-Za-z0-9]ATATT3)[A-Za-z0-9_=-]{60,512}+)"),
     # Web3 gateways take the project's key in the path: the URL is the credential.
