@@ -1424,6 +1424,32 @@ def test_midtrans_client_key_is_public_and_stays():
     assert mask(text) == text
 
 
+@pytest.mark.parametrize("text", [
+    "passwd = gets.chomp",
+    'SqlConnection conn = new SqlConnection("Password=" + LoadPasswordFromSecretConfig() + ";");',
+    "-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`",
+    'notes = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2"',
+    '"bucket_key": "SalesResults-1.2"',
+    "key := GenerateRandomString(32)",
+    '"one_time_password": "Engangskode:",',
+    'url: "postgres://user:pass@host:5432/db1"',
+    "Credentials {username=user, password=passwd}",
+    '"token4": "xoxp-572370529330-573807301142-572331691188-####################"',
+])
+def test_code_an_artifact_a_label_and_masked_or_named_placeholders_stay(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('password = "Tr0ub4dor-1.2"', "Tr0ub4dor-1.2"),
+    ("TOKEN=`Xk3Lm9Pq2Rt8Zw7vB2nQ`", "Xk3Lm9Pq2Rt8Zw7vB2nQ"),
+    ("passwd = Gets.Ch0mp!x", "Gets.Ch0mp!x"),
+    ("xoxp-572370529330-573807301142-572331691188-4b2f8e1d9c7a3f5e6d1b0a9c8e7f6d5c", "4b2f8e1d9c7a3f5e"),
+])
+def test_a_versioned_password_a_backticked_token_and_an_unmasked_slack_token_still_go(text, secret):
+    assert secret not in mask(text)
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

@@ -85,13 +85,17 @@ def find_gitlab(text: str) -> Iterator[Range]:
     return _spans(_GITLAB, text)
 
 
+_MASK_RUN = re.compile(r"[#*•xX]{4}")
+
+
 def find_slack(text: str) -> Iterator[Range]:
     for match in _SLACK_TOKEN.finditer(text):
         body = match.group()[5:PROBE]
         # Slack's tokens are long runs of numeric ids and a random part; "xoxb-12345-abcd234" or
         # "xoxb-xoxb-my-bot-token" in a ticket is a name or a shortened example.
-        if len(body) >= 20 and sum(map(str.isdigit, body)) >= 8 and not pronounceable(body):
-            yield match.span()
+        if len(body) >= 20 and sum(map(str.isdigit, body)) >= 8 and not pronounceable(body) \
+                and not _MASK_RUN.match(text, match.end()):
+            yield match.span()  # not the ids before a masked secret (`xoxp-5723…-5738…-####…`)
     yield from _spans(_SLACK_WEBHOOK, text)
 
 
@@ -250,6 +254,7 @@ _NOT_SECRET_WORDS = frozenset({
     "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
     "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
     "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
+    "pass", "passwd", "pwd",  # `postgres://user:pass@host`: the field's name in its place
     "env",  # keytool's `-storepass:env VAR` reads the password from a variable
 })
 # Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
@@ -555,6 +560,9 @@ _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
 _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
+_MASKED_END = re.compile(r"[*•#]{8}$")
+
+
 def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
@@ -575,9 +583,9 @@ def _is_placeholder(value: str) -> bool:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
-    masked = sum(c in "*•" for c in value)
-    if masked >= 6 and len(value) - masked <= max(6, masked // 2):
-        return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F"
+    masked = sum(c in "*•#" for c in value)
+    if masked >= 6 and len(value) - masked <= max(6, masked // 2) or _MASKED_END.search(value):
+        return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F", "…-#####"
     if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
     if _MARKUP.search(value):
@@ -630,7 +638,8 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
     `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`), a format's prefix
     cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret), a host and its port (`login: db01:5432
     refused`), a value encrypted by a tool that holds the key (Jasypt's `ENC(…)`, SOPS's `ENC[AES256_GCM,…]`,
-    Jenkins' `{AQAAAB…}`)."""
+    Jenkins' `{AQAAAB…}`), an artifact and its version (`io.jsonwebtoken:jjwt-jackson-0.11.2`), a label
+    ("Engangskode:")."""
     probe = value[:PROBE]
     if value[0] in "-:" and (not quoted or ":" in probe or not _mixed_random(value)):
         return True
@@ -639,7 +648,7 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
     if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
         return True
     if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value) \
-            or _FILE_PATH.fullmatch(value):
+            or _FILE_PATH.fullmatch(value) or _ARTIFACT_VERSION.fullmatch(value) or _COLON_LABEL.fullmatch(value):
         return True
     if value.startswith(("@Microsoft.KeyVault(", "@/", "@./", "@~/")) or _VAULT_PATH.fullmatch(value):
         return True  # Azure's Key Vault reference, a value read from a file (`vault kv put … password=@/dev/shm/x`)
@@ -710,6 +719,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # after a space or a newline only a long value can be a credential
         if _not_a_value(text, value, end, quoted_match is not None):
             continue
+        if quoted_match is not None and (_JOINING_CODE.match(value)
+                                         or quoted_match.lastgroup == "v3" and " " in value.strip()):
+            continue  # code between two literals (`"Password=" + Load() + ";"`), a command's output (`KEY=`cmd arg``)
         # The name is read only for a value worth a look: prose repeats "password" and "key" often.
         named = _name_before(text, ending.end("word"))
         if named is None:
@@ -750,7 +762,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # Ansible's `--ask-vault-pass`, `--ask-become-pass` prompt for the password; no value follows
         if separator.startswith(" ") and separator.endswith(":") and value.islower() and _snake_identifier(value):
             continue  # a Ruby symbol: `has_secure_token :auth_token`
-        if ending.group("word") not in _PASSWORD_WORDS and _DOTTED_WORDS.fullmatch(value):
+        if (ending.group("word") not in _PASSWORD_WORDS or quoted_match is None) and _DOTTED_WORDS.fullmatch(value):
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path: words, not a secret
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
@@ -858,8 +870,9 @@ _SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}+)(?::[-=]?|[-=]
 _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|getstring|fetch|setdefault|env)"
                           r"[ \t]*\([ \t]*[\"']$")
 _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)"
-                            # a generator given a length: `secrets.token_urlsafe(32)`, `random_string(16)`
-                            r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*)\(\d{1,4}\)")
+                            # a generator given a length: `secrets.token_urlsafe(32)`, `GenerateRandomString(32)`
+                            # (a capitalised name of one word is a password's: `Summer(2024)`)
+                            r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\(\d{1,4}\)")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -890,6 +903,12 @@ _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
 _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
+# An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `SalesResults-1.2`.
+_ARTIFACT_VERSION = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,100}-v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-.][A-Za-z][\w.]{0,20})?")
+# A form's label, a colon at its end ("Engangskode:", "Kennwort:").
+_COLON_LABEL = re.compile(r"[^\W\d_]{2,40}[ \t]?:")
+# Between two string literals, code that joins them: the name ends one literal (`"Password=" + Load() + ";"`).
+_JOINING_CODE = re.compile(r"[ \t]*\+[ \t]|.*[ \t]\+[ \t]*$")
 # A slot a message template fills: `{remaining}`, `%s`, `%(count)d`, `{0}`.
 _TEMPLATE_SLOT = re.compile(r"\{[A-Za-z_]\w{0,40}\}|%\(\w{1,40}\)[sd]|%[sd]\b|\{\d\}")
 # A path in Vault or a lookup of one: `secret=secret/data/ledger:smtp_password`.
