@@ -1353,7 +1353,9 @@ def test_a_multiple_assignment_without_a_credential_stays(text):
 
 
 @pytest.mark.parametrize(("text", "secret"), [
-    ("  NoncompliantDBPassword:\n    Description: Database password\n    Type: String\n    Default: admin", "admin"),
+    ("  NoncompliantDBPassword:\n    Description: Database password\n    Type: String\n    Default: Kx9!vQ2m", "Kx9!vQ2m"),
+    ("  DBPassword:\n    Type: String\n    NoEcho: true\n    x-sensitive: true\n    # rotated quarterly\n"
+     "    AllowedValues:\n      - a\n    Description: >-\n      The master password\n    Default: Qv7#mZ2pLx9w", "Qv7#mZ2pLx9w"),
     ('"DBPassword": {\n  "Description": "Database password",\n  "Type": "String",\n  "Default": "Tr0ub4dor3"\n}',
      "Tr0ub4dor3"),
     ("  ApiToken:\n    NoEcho: true\n    Default: Xk3Lm9Pq2Rt8Zw7vB2nQ", "Xk3Lm9Pq2Rt8Zw7vB2nQ"),
@@ -1384,10 +1386,17 @@ def test_a_user_default_a_reference_a_test_result_or_a_name_stays(text):
 @pytest.mark.parametrize(("text", "secret"), [
     ("my_secret_password_for_email = 'd6s$f9g!j8mg7hw?n&2'", "d6s$f9g!j8mg7hw?n&2"),
     ('bearer = "Bearer: 2lkjdfoiuwer092834kjdwf09"', "2lkjdfoiuwer092834kjdwf09"),
-    ('_pass = "s3cr3t"', "s3cr3t"),
+    ('_pass = "Kq8w!x2z"', "Kq8w!x2z"),
+    ("secret_for_prod_db = 'Vq7#mL2p!xR9'", "Vq7#mL2p!xR9"),
+    ("pwd-for-email: Vq7#mL2p!xR9", "Vq7#mL2p!xR9"),
     ('if (password.equals("Adm1n!x")) { return true; }', "Adm1n!x"),
     ('if ("Adm1n!x".equals(user.getPassword())) {', "Adm1n!x"),
-    ('var token = jwt.sign(user, "hardcoded-secret", { expiresIn: 3600 });', "hardcoded-secret"),
+    ('var token = jwt.sign(user, "Hollow-Lantern-88", { expiresIn: 3600 });', "Hollow-Lantern-88"),
+    ('jwt.sign({ id: user.id, role: user.role }, "Hollow-Lantern-88")', "Hollow-Lantern-88"),
+    ('token, _ := t.SignedString([]byte("Qv7mZ2pLx9wK"))', "Qv7mZ2pLx9wK"),
+    ('Keys.hmacShaKeyFor("Qv7mZ2pLx9wKr8TzQv7mZ2pLx9wKr8Tz".getBytes())', "Qv7mZ2pLx9wKr8Tz"),
+    ('$jwt = JWT::encode($payload, "Qv7mZ2pLx9wK", "HS256");', "Qv7mZ2pLx9wK"),
+    ('new SymmetricSecurityKey(Encoding.UTF8.GetBytes("Qv7mZ2pLx9wK"))', "Qv7mZ2pLx9wK"),
     ('token = jwt.encode(payload, "Xk3Lm9Pq2Rt8", algorithm="HS256")', "Xk3Lm9Pq2Rt8"),
     ('Algorithm algorithm = Algorithm.HMAC256("s3cr3t-signing");', "s3cr3t-signing"),
 ])
@@ -1399,6 +1408,18 @@ def test_a_password_for_a_purpose_a_colon_scheme_an_equals_literal_and_a_signing
     'pass = "lint-2"',
     "jwt.sign(payload, process.env.JWT_SECRET)",
     'jwt.sign(payload, "secret")',
+    'jwt.encode({"user_id": user.id, "username": user.username}, SECRET, algorithm="HS256")',
+    'jwt.sign(payload, "private-key.pem", {algorithm: "RS256"})',
+    'jwt.verify(token, "public.pem")',
+    "Supported schemes: Basic, Bearer: oauth2/jwt-access-token",
+    "got 'Bearer: oauth2-proxy-session-v2'",
+    "bearer: 2024-01-15T10:00:00Z",
+    "ServiceNow Mid-server-prod-eu-west-1-node-a restarted",
+    "see Mid-server-upgrade-2024-rollout-checklist",
+    '_pass = "stage2"',
+    "password:\n  type: object\n  properties:\n    algorithm:\n      type: string\n      default: argon2id",
+    "  DBPassword:\n    Type: String\n    Default: disabled",
+    "  DBPassword:\n    Type: String\n    Default: autogenerate",
     "the password_for_reset: link expires",
     'if (password.equals(confirmation)) {',
     'if (name.equals("Adm1n!x")) {',
@@ -1444,6 +1465,11 @@ def test_code_an_artifact_a_label_and_masked_or_named_placeholders_stay(text):
     ('password = "Tr0ub4dor-1.2"', "Tr0ub4dor-1.2"),
     ("TOKEN=`Xk3Lm9Pq2Rt8Zw7vB2nQ`", "Xk3Lm9Pq2Rt8Zw7vB2nQ"),
     ("passwd = Gets.Ch0mp!x", "Gets.Ch0mp!x"),
+    ('password: "Summer-2024.1"', "Summer-2024.1"),
+    ('DB_PASSWORD="Hollow-Lantern-1.2"', "Hollow-Lantern-1.2"),
+    ("password=GoLakers(24)", "GoLakers(24)"),
+    ('password: "Qv7mZ2pL########"', "Qv7mZ2pL"),
+    ('my ($user, $pass) = ("admin", "Qv7mZ2pLx");', "Qv7mZ2pLx"),
     ("xoxp-572370529330-573807301142-572331691188-4b2f8e1d9c7a3f5e6d1b0a9c8e7f6d5c", "4b2f8e1d9c7a3f5e"),
 ])
 def test_a_versioned_password_a_backticked_token_and_an_unmasked_slack_token_still_go(text, secret):

@@ -242,8 +242,8 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
     # The name glued to the value is one name however many words it holds: "graphhopperSECRETyo-<uuid>" is
     # GraphHopper's key although the service's name is its third word from the value.
-    # A capitalised word glued before a small one splits two ways: "KEYversioneye" is "KEY" and "versioneye", as
-    # "HTTPServer" is "HTTP" and "Server".
+    # A capitalised word glued before a small one is read both ways: camelCase reads "KEYversioneye" as "KE" and
+    # "Yversioneye" (right for "HTTPServer"), runs of one case as "KEY" and "versioneye".
     glued = _words(names[-1]) + [run.lower() for run in _CASE_RUN.findall(names[-1])] if names else []
     if any(word in VENDOR_NAMES or word in _STRONG_WORDS for word in nearest + glued) or _joined_service(text, start):
         return _NAMED

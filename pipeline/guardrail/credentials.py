@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import pairwise
 
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
@@ -85,7 +86,7 @@ def find_gitlab(text: str) -> Iterator[Range]:
     return _spans(_GITLAB, text)
 
 
-_MASK_RUN = re.compile(r"[#*•xX]{4}")
+_MASK_RUN = re.compile(r"[#*•]{4}")
 
 
 def find_slack(text: str) -> Iterator[Range]:
@@ -156,6 +157,8 @@ _OWNER_QUALIFIER = (
 # A qualifier of environment, version or index may follow the word (API_KEY_PROD, SECRET_KEY_BASE,
 # DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
 # (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
+# What a credential is for, after its word: `my_secret_password_for_email`, `token-for-github`.
+_PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
 _NAME_END = re.compile(
     r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
@@ -164,7 +167,7 @@ _NAME_END = re.compile(
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root)"
     r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER +
     # what the credential is for: `my_secret_password_for_email`, `token_for_github`
-    r"|(?:(?<=password)|(?<=passwd)|(?<=secret)|(?<=token))_(?:for|of)_[a-z]{2,12}(?=[\"']?[ \t]*[:=]))?"
+    r"|(?:(?<=password)|(?<=passwd)|(?<=pwd)|(?<=secret)|(?<=token))" + _PURPOSE + r"(?=[\"']?[ \t]*[:=]))?"
     r"(?![a-z0-9])"
 )
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
@@ -209,8 +212,9 @@ _TYPE_ANNOTATION = r":[ \t]*[a-z_][\w.]{0,40}+(?:<[\w ,.?]{0,60}+>)?[?!]?(?:\[\]
 _FLAG_BEFORE = re.compile(r"(?:^|[ \t])--?(?:[a-z0-9]{1,20}+-){0,4}[a-z0-9]{0,20}+$")
 # A Dockerfile's `ENV NAME value`, its older form of `ENV NAME=value`.
 _DOCKER_ENV = re.compile(r"[ \t]*ENV[ \t]+[A-Za-z_][\w.-]*")
-# "secretValue", "token_value": the credential itself, not one of several numbered or staged ones.
-_ITS_VALUE = re.compile(r"[_.-]?value")
+# "secretValue", "token_value", "secret_for_prod_db": the credential itself (and what it is for), not one of several
+# numbered or staged ones.
+_ITS_VALUE = re.compile(r"[_.-]?value|" + _PURPOSE)
 # Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
 # `{{ .Values.password | default "…" }}`.
 _FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
@@ -561,6 +565,7 @@ _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
 _MASKED_END = re.compile(r"[*•#]{8}$")
+_MASKED_PREFIX = 4  # letters a masked value may still show: a prefix such as "xoxp"; the rest is ids
 
 
 def _is_placeholder(value: str) -> bool:
@@ -584,7 +589,8 @@ def _is_placeholder(value: str) -> bool:
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
     masked = sum(c in "*•#" for c in value)
-    if masked >= 6 and len(value) - masked <= max(6, masked // 2) or _MASKED_END.search(value):
+    if masked >= 6 and len(value) - masked <= max(6, masked // 2) \
+            or _MASKED_END.search(value) and sum(map(str.isalpha, value)) <= _MASKED_PREFIX:
         return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F", "…-#####"
     if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
         return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
@@ -638,8 +644,7 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
     `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`), a format's prefix
     cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret), a host and its port (`login: db01:5432
     refused`), a value encrypted by a tool that holds the key (Jasypt's `ENC(…)`, SOPS's `ENC[AES256_GCM,…]`,
-    Jenkins' `{AQAAAB…}`), an artifact and its version (`io.jsonwebtoken:jjwt-jackson-0.11.2`), a label
-    ("Engangskode:")."""
+    Jenkins' `{AQAAAB…}`), a label ("Engangskode:")."""
     probe = value[:PROBE]
     if value[0] in "-:" and (not quoted or ":" in probe or not _mixed_random(value)):
         return True
@@ -648,7 +653,7 @@ def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
     if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
         return True
     if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value) \
-            or _FILE_PATH.fullmatch(value) or _ARTIFACT_VERSION.fullmatch(value) or _COLON_LABEL.fullmatch(value):
+            or _FILE_PATH.fullmatch(value) or _COLON_LABEL.fullmatch(value):
         return True
     if value.startswith(("@Microsoft.KeyVault(", "@/", "@./", "@~/")) or _VAULT_PATH.fullmatch(value):
         return True  # Azure's Key Vault reference, a value read from a file (`vault kv put … password=@/dev/shm/x`)
@@ -763,7 +768,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         if separator.startswith(" ") and separator.endswith(":") and value.islower() and _snake_identifier(value):
             continue  # a Ruby symbol: `has_secure_token :auth_token`
         if (ending.group("word") not in _PASSWORD_WORDS or quoted_match is None) and _DOTTED_WORDS.fullmatch(value):
-            continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path: words, not a secret
+            continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path, `gets.chomp`: words, not a secret
+        if ending.group("word") not in _PASSWORD_WORDS and _ARTIFACT_VERSION.fullmatch(value):
+            continue  # Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `bucket_key: SalesResults-1.2`
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
@@ -777,8 +784,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         if ending.group("owner") and not (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
             continue  # `password_scheme: SHA512-CRYPT`, `password_kdf: pbkdf2-sha256`: a setting about passwords
         if ending.group("word") == "pass" and strength == 1 and not _looks_random(value) \
-                and not (quoted_match is not None and "=" in separator and _password_shaped(value, name)):
-            continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log; a quoted literal is code's (`_pass = "s3cr3t"`)
+                and not (quoted_match is not None and "=" in separator and _password_shaped(value, name)
+                         and (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value))):
+            continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log, `_pass = "stage2"`; not `_pass = "Kq8w!x2"`
         if ending.group("word") == "api" and not _api_key_shaped(value):
             continue  # `rest_api = "a1b2c3d4e5"`, `graph_api: <uuid>`, `backend_api: orders-api-5d8f7c9b6-hx2lp`
         if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
@@ -871,8 +879,8 @@ _READER_CALL = re.compile(r"(?<![\w$])(?i:getenv|get|getproperty|getordefault|ge
                           r"[ \t]*\([ \t]*[\"']$")
 _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za-z_$][\w.$]*)*)?\)"
                             # a generator given a length: `secrets.token_urlsafe(32)`, `GenerateRandomString(32)`
-                            # (a capitalised name of one word is a password's: `Summer(2024)`)
-                            r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\(\d{1,4}\)")
+                            # (capitalised words, two or fewer, make a password: `Summer(2024)`, `GoLakers(24)`)
+                            r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*){2,})\(\d{1,4}\)")
 
 # ---- other credential syntaxes ---------------------------------------------------------------------
 
@@ -961,13 +969,18 @@ _CREDENTIAL_ARGUMENTS = re.compile(
 )
 
 # A signing key given as a literal to a JWT library: node's `jwt.sign(payload, "…")` and `jwt.verify(token, "…")`,
-# PyJWT's `jwt.encode(payload, "…", algorithm=…)`, java-jwt's `Algorithm.HMAC256("…")`, jjwt's `.signWith(alg,
-# "…")`.
+# PyJWT's `jwt.encode({…}, "…", algorithm=…)`, PHP's `JWT::encode($payload, '…', 'HS256')`, java-jwt's
+# `Algorithm.HMAC256("…")`, jjwt's `.signWith(alg, "…")`, `.setSigningKey("…")` and `Keys.hmacShaKeyFor("…".getBytes())`,
+# Go's `SignedString([]byte("…"))`, .NET's `new SymmetricSecurityKey(Encoding.UTF8.GetBytes("…"))`. The payload
+# before the key is a name or one object literal.
 _SIGNING_KEY_ARGUMENT = re.compile(
-    r"(?:\b(?i:jwt)\.(?:sign|verify|encode|decode)[ \t]*\(\s{0,20}+[^,()\n]{1,200}+,|\bAlgorithm\.HMAC(?:256|384|512)[ \t]*\(|"
-    r"\.signWith[ \t]*\(\s{0,20}+[^,()\n]{1,200}+,)"
-    r"\s{0,20}+(['\"])([^'\"\n]{1,300}+)\1")
-_SIGNING_WORDS = ("jwt.", "algorithm.hmac", ".signwith")
+    r"(?:(?:\b(?i:jwt)(?:\.|::)(?:sign|verify|encode|decode)|\.signWith)[ \t]*\(\s{0,20}+"
+    r"(?:\{[^{}\n]{0,300}+\}|[\w$.\[\]>-]{1,200}+)[ \t]*,"
+    r"|\bAlgorithm\.HMAC(?:256|384|512)[ \t]*\(|\b(?:setSigningKey|hmacShaKeyFor)[ \t]*\("
+    r"|\bSignedString[ \t]*\([ \t]*\[\]byte\(|\bSymmetricSecurityKey[ \t]*\((?:\w{1,30}+\.){0,4}+GetBytes\()"
+    r"\s{0,20}+(['\"`])([^'\"`\n]{1,300}+)\1")
+_SIGNING_WORDS = ("jwt", ".signwith", "algorithm.hmac", "setsigningkey", "hmacshakeyfor", "signedstring",
+                  "symmetricsecuritykey")
 
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
@@ -1214,7 +1227,8 @@ _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-
 _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
 
 
-_GLUED_PASSWORD_WORDS = ("password", "passwords", "passwd", "passphrase")
+# The password words that no other word ends in, so that a glued name ends in them too (`DBPassword`).
+_GLUED_PASSWORD_WORDS = tuple(word for word in _PASSWORD_WORDS if len(word) >= 6)
 
 
 def _names_a_password(name: str) -> bool:
@@ -1230,20 +1244,26 @@ _COMPARED_LITERAL = re.compile(
 
 
 # Java's and Kotlin's comparisons by method, either way round: `password.equals("…")`, `"…".equals(pwd)`.
+_EQUALS_NAME = r"[A-Za-z_$][\w$.]{0,80}+(?:\(\))?"
+_EQUALS_VALUE = r"[\"'](?P<{}>[^\"'\s]{{6,64}}+)[\"']"
 _EQUALS_LITERAL = re.compile(
-    r"(?:(?P<name>[A-Za-z_$][\w$]{0,40}+)(?:\(\))?\.equals(?:IgnoreCase)?\([ \t]*(?P<q>[\"'])(?P<value>[^\"'\s]{6,64}+)(?P=q)"
-    r"|(?P<q2>[\"'])(?P<value2>[^\"'\s]{6,64}+)(?P=q2)\.equals(?:IgnoreCase)?\([ \t]*(?P<name2>[A-Za-z_$][\w$.]{0,80}+)(?:\(\))?[ \t]*\))")
+    # `Objects.equals(password, "…")`, either way round (tried first: "Objects" is no password's name)
+    r"\bObjects\.equals\([ \t]*(?:(?P<name3>" + _EQUALS_NAME + r")[ \t]*,[ \t]*" + _EQUALS_VALUE.format("value3")
+    + r"|" + _EQUALS_VALUE.format("value4") + r"[ \t]*,[ \t]*(?P<name4>" + _EQUALS_NAME + r"))[ \t]*\)"
+    + r"|(?P<name>[A-Za-z_$][\w$]{0,40}+)(?:\(\))?\.equals(?:IgnoreCase)?\([ \t]*" + _EQUALS_VALUE.format("value")
+    + r"|" + _EQUALS_VALUE.format("value2") + r"\.equals(?:IgnoreCase)?\([ \t]*(?P<name2>" + _EQUALS_NAME + r")[ \t]*\)")
+_EQUALS_GROUPS = (("name", "value"), ("name2", "value2"), ("name3", "value3"), ("name4", "value4"))
 
 
 def _compared(text: str) -> Iterator[tuple[str, str, tuple[int, int]]]:
-    """The name and the literal of each comparison, and where the literal is."""
+    """The name and the literal of each comparison, and where the literal is: `==` and `.equals` are one relation."""
     if "==" in text or "!=" in text:
         for match in capped(_COMPARED_LITERAL.finditer(text)):
             yield match.group("name"), match.group("value"), match.span("value")
     if ".equals" in text:
         for match in capped(_EQUALS_LITERAL.finditer(text)):
-            value = "value" if match.group("value") is not None else "value2"
-            yield match.group("name") or match.group("name2"), match.group(value), match.span(value)
+            name, value = next(groups for groups in _EQUALS_GROUPS if match.group(groups[1]) is not None)
+            yield match.group(name).removesuffix("()"), match.group(value), match.span(value)
 
 
 def find_compared_literals(text: str) -> Iterator[Range]:
@@ -1269,10 +1289,12 @@ _MULTIPLE_ASSIGNMENT = re.compile(
 _LIST_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
 
 
-def _multiple_assignments(text: str) -> Iterator[re.Match[str]]:
+@lru_cache(maxsize=1)
+def _multiple_assignments(text: str) -> tuple[re.Match[str], ...]:
+    """Found once per text: `find_named_values` passes over their names, `find_multiple_assignments` reads them."""
     if "," not in text or "=" not in text:
-        return iter(())
-    return capped(_MULTIPLE_ASSIGNMENT.finditer(text))
+        return ()
+    return tuple(capped(_MULTIPLE_ASSIGNMENT.finditer(text)))
 
 
 def find_multiple_assignments(text: str) -> Iterator[Range]:
@@ -1284,37 +1306,41 @@ def find_multiple_assignments(text: str) -> Iterator[Range]:
             continue
         for name, (offset, value) in zip(names, values, strict=True):
             strength, name = _numbered_credential_name(name.rsplit(".", 1)[-1].lstrip("$"))
+            if name.lower() == "pass":
+                strength, name = 2, "password"  # a lone `pass` given beside a user (`my ($user, $pass) = …`)
             quoted = value[:1] in "\"'" and len(value) >= 2
             inner = value[1:-1] if quoted else value
-            if strength and _machine_made_setting(inner, name, strength):
+            if strength and (_machine_made_setting(inner, name, strength)
+                             or quoted and _names_a_password(name) and _chosen_password(inner, name)):
                 start = match.start("values") + offset + quoted
                 yield start, start + len(inner)
 
 
-# A parameter's default given a few fields under its name (indented deeper), in YAML or JSON: CloudFormation's `DBPassword:` ⏎
-# `Type: String` ⏎ `NoEcho: true` ⏎ `Default: …`, an OpenAPI schema's property. Lower-cased.
+# A parameter's default among the fields under its name, in YAML or JSON: CloudFormation's `DBPassword:` ⏎ `Type:
+# String` ⏎ `NoEcho: true` ⏎ `Default: …`, an OpenAPI schema's property. Only a field of the parameter's own counts:
+# lines indented deeper (a list, folded text, a nested object with defaults of its own) and comments are passed over.
+# Lower-cased.
 _DECLARED_DEFAULT = re.compile(
     r"^(?P<indent>[ \t]*+)\"?(?P<name>[a-z_][\w.-]{0,80}+)\"?[ \t]*+:[ \t]*+\{?[ \t]*+\r?\n"
-    r"(?:(?P=indent)[ \t]++\"?(?!default\b)[a-z]{1,30}+\"?[ \t]*+:[^\n]{0,200}+\n){0,8}?"
-    r"(?P=indent)[ \t]++\"?default\"?[ \t]*+:[ \t]*+(?:\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"',}#]{1,300}+))",
+    r"(?=(?P<field>(?P=indent)[ \t]++))"
+    r"(?:(?:(?P=field)(?:[ \t]++[^\n]{0,200}+|\"?(?!default\b)[a-z][\w-]{0,40}+\"?[ \t]*+:[^\n]{0,200}+)"
+    r"|[ \t]*+#[^\n]{0,200}+)\n){0,12}?"
+    r"(?P=field)\"?default\"?[ \t]*+:[ \t]*+(?:\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"',}]{1,300}+))",
     re.MULTILINE)
 
 
 def find_declared_defaults(text: str) -> Iterator[Range]:
-    """The default of a declared parameter whose name names a credential. A password's default is the password
-    whatever its shape (`Default: admin`); a key's or token's must be machine-made."""
+    """The default of a declared parameter whose name names a credential."""
     lowered = lower_aligned(text)
     if "default" not in lowered:
         return
     for match in capped(_DECLARED_DEFAULT.finditer(lowered)):
-        group = match.lastgroup or "v3"
-        name = text[match.start("name"):match.end("name")]
+        group = match.lastgroup
+        assert group is not None  # one of the value's groups closes the pattern
+        strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start(group):match.end(group)]
-        strength = _credential_name(name)
-        if not strength or _REFERENCE_VALUE.search(value) or _is_placeholder(value) or _YAML_TAG.match(value):
-            continue
-        chosen = _names_a_password(name) and len(value) >= 4 and not _echoes_name(value, name)
-        if chosen or _machine_made_setting(value, name, strength):
+        if strength and not _YAML_TAG.match(value) and (
+                _machine_made_setting(value, name, strength) or _names_a_password(name) and _chosen_password(value, name)):
             yield match.span(group)
 
 
@@ -1340,6 +1366,15 @@ def find_listed_passwords(text: str) -> Iterator[Range]:
             if _password_shaped(value, name) and not _is_placeholder(value):
                 yield item.span("value")
             position = item.end()
+
+
+def _chosen_password(value: str, name: str) -> bool:
+    """A literal a person may have chosen as the password `name` names: password-shaped, random-looking or a
+    capitalised passphrase; not a reference, a placeholder, a path or a file."""
+    if _REFERENCE_VALUE.search(value[:PROBE]) or _is_placeholder(value) or _PATH.match(value) or _DOTTED.fullmatch(value):
+        return False
+    return _password_shaped(value, name) or _looks_random(value) and not _worded(value) \
+        or _capitalised_passphrase(value)
 
 
 def _stored_secret(value: str) -> bool:
@@ -1375,9 +1410,12 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from _spans(_COMMON_PASSWORD, lowered)
     for match in capped(_AUTH_SCHEME.finditer(lowered)):
         start = match.start()
-        value = match.group(1)
+        value = text[match.start(1):match.end(1)]
+        if lowered.startswith("bearer:", start) and not (
+                len(value) >= _SCHEME_VALUE_MIN and _mixed_random(value) and not pronounceable(value)):
+            continue  # "Supported schemes: Bearer: oauth2/jwt-access-token": a colon after the scheme reads as prose
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and _DIGIT.search(value) \
-                and not _is_placeholder(text[match.start(1):match.end(1)]):
+                and not _is_placeholder(value):
             yield match.span(1)
     for match in capped(_AUTH_HEADER.finditer(lowered)):
         value = text[match.start(2):match.end(2)]
@@ -1440,8 +1478,8 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not _is_placeholder(match.group(3)):
             yield match.span(3)
     for match in capped(_SIGNING_KEY_ARGUMENT.finditer(text) if any(word in lowered for word in _SIGNING_WORDS) else ()):
-        if len(match.group(2)) >= 6 and not _is_placeholder(match.group(2)):
-            yield match.span(2)
+        if _chosen_password(match.group(2), "secret") or _stored_secret(match.group(2)):
+            yield match.span(2)  # not a key's file (`jwt.sign(payload, "private-key.pem")`)
     # Each of these patterns opens with a word alternation the engine tries at every position: looked for only
     # in a text holding the word they need.
     for match in capped(_SQL_IDENTIFIED.finditer(lowered) if "identified" in lowered else ()):

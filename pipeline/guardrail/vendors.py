@@ -248,9 +248,6 @@ FORMATS: tuple[Format, ...] = (
     Format("Stripe test key", "sk_test_", B62, 20, 255),
     Format("Stripe restricted key", "rk_live_", B62, 10, 255),
     Format("Stripe restricted test key", "rk_test_", B62, 20, 255),
-    # Midtrans' server keys (the `Mid-client-` key is public by design)
-    Format("Midtrans server key", "Mid-server-", URLSAFE, 20, 64),
-    Format("Midtrans sandbox server key", "SB-Mid-server-", URLSAFE, 20, 64),
     Format("Stripe secret key", "sk_prod_", B62, 20, 255),
     Format("Stripe restricted key", "rk_prod_", B62, 20, 255),
     Format("Stripe webhook secret", "whsec_", B62, 24, 64),
@@ -273,6 +270,9 @@ FORMATS: tuple[Format, ...] = (
     Format("Flutterwave test secret", "FLWSECK_TEST-", URLSAFE, 32, 48),
     Format("Flutterwave encryption key", "FLWSECK_TEST-", LOWER, 12, 12),
     Format("Adyen key", "AQE", ANY, 60, 512),
+    # Midtrans' server keys (the `Mid-client-` key is public by design); ServiceNow calls its agents "MID Servers"
+    Format("Midtrans server key", "Mid-server-", B62_, 20, 64),
+    Format("Midtrans sandbox server key", "SB-Mid-server-", B62_, 20, 64),
     Format("GoCardless token", "live_", URLSAFE, 40, 40),
     Format("Pagar.me key", "ak_live_", B62, 30, 40),
     Format("Razorpay key", "rzp_live_", B62, 14, 14),
@@ -355,7 +355,8 @@ _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", 
                             "pat.", "secret_", "dose", "dapi", "AQE", "Q~", "SCW", "EAAA", "EAAM", "EAAC",
                             "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_",
                             "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-",
-                            "key_", "live_auth_", "salad_cloud_user_", "napi_", "csk-", "flp_", "cflt"})
+                            "key_", "live_auth_", "salad_cloud_user_", "napi_", "csk-", "flp_", "cflt", "Mid-server-",
+                            "SB-Mid-server-"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
