@@ -1354,8 +1354,9 @@ def test_a_multiple_assignment_without_a_credential_stays(text):
 
 @pytest.mark.parametrize(("text", "secret"), [
     ("  NoncompliantDBPassword:\n    Description: Database password\n    Type: String\n    Default: Kx9!vQ2m", "Kx9!vQ2m"),
-    ("  DBPassword:\n    Type: String\n    NoEcho: true\n    x-sensitive: true\n    # rotated quarterly\n"
-     "    AllowedValues:\n      - a\n    Description: >-\n      The master password\n    Default: Qv7#mZ2pLx9w", "Qv7#mZ2pLx9w"),
+    (("  DBPassword:\n    Type: String\n    NoEcho: true\n    x-sensitive: true\n    # rotated quarterly\n"
+      "    AllowedValues:\n      - a\n    Description: >-\n      The master password\n    Default: Qv7#mZ2pLx9w"),
+     "Qv7#mZ2pLx9w"),
     ('"DBPassword": {\n  "Description": "Database password",\n  "Type": "String",\n  "Default": "Tr0ub4dor3"\n}',
      "Tr0ub4dor3"),
     ("  ApiToken:\n    NoEcho: true\n    Default: Xk3Lm9Pq2Rt8Zw7vB2nQ", "Xk3Lm9Pq2Rt8Zw7vB2nQ"),
