@@ -1477,6 +1477,35 @@ def test_a_versioned_password_a_backticked_token_and_an_unmasked_slack_token_sti
     assert secret not in mask(text)
 
 
+@pytest.mark.parametrize("text", [
+    "binaryData:\n  flags.json: eyJsb2NhbGUiOiJwdC1CUiIsImN1cnJlbmN5IjoiQlJMIn0=",
+    '{"message":{"data":"eyJldmVudCI6InRpY2tldC5jcmVhdGVkIiwiaWQiOjQyLCJsYW5nIjoicHQifQ==","messageId":"84297632"}}',
+    "cf-ray: b3e2c27201ca83ed-FRA",
+    "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "OPENAI_API_KEY=sk-...6WF7\nSLACK_BOT_TOKEN=xoxb-****",
+    'implementation("io.jsonwebtoken:jjwt-api:0.11.5")',
+    'variable "db_password" {\n  type = string\n  default = ""\n}',
+    'variable "region" {\n  default = "eu-west-1"\n}',
+    "gzip -P foo",
+])
+def test_base64_data_an_id_header_a_masked_display_an_artifact_and_empty_defaults_stay(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    # base64 of JSON that names a credential is still one: a `.dockerconfigjson`
+    (".dockerconfigjson: eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJkWE5sY2pwd1lYTnoifX19", "eyJhdXRocyI6eyJnaGNy"),
+    ('variable "azure_devops_pat" {\n  type    = string\n  default = "wxzvn3toecdgleqw6ce43dip27uf6tgfxysys4hcacad7ybhod57"\n}',
+     "wxzvn3toecdgleqw"),
+    ('variable "db_password" {\n  type = string\n  sensitive = true\n  default = "Kx9!vQ2mLp"\n}', "Kx9!vQ2mLp"),
+    ("zip -P 'L1gyjq*0t*NIyY' export-2024-06.zip export.csv", "L1gyjq*0t*NIyY"),
+    ("7z a -pKx9vQ2mLp archive.7z dir/", "Kx9vQ2mLp"),
+    ("unzip -P Kx9vQ2mLp a.zip", "Kx9vQ2mLp"),
+])
+def test_a_credential_in_base64_json_a_terraform_default_and_an_archive_password_go(text, secret):
+    assert secret not in mask(text)
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

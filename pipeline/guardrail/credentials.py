@@ -11,7 +11,7 @@ import re
 import string
 from collections.abc import Iterator
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
@@ -26,6 +26,7 @@ from reqgate.pipeline.guardrail.shapes import (
     ORDINARY_CREDENTIAL_ENDINGS,
     UUID,
     WORD,
+    base64_of_data,
     inside,
     pronounceable,
     says_fake,
@@ -565,6 +566,9 @@ _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
 _MASKED_END = re.compile(r"[*•#]{8}$")
+# A prefix and the last few characters around a mask or an ellipsis: `sk-...6WF7`, `xoxb-****`, `ghp_…a91F`.
+# The head shown is a vendor's prefix (ending in a joiner, or a few characters), not a piece of the secret.
+_SHOWN_MASKED = re.compile(r"(?:[A-Za-z0-9]{0,5}|[A-Za-z0-9_]{1,12}[-_])(?:[*•#]{3,}|\.{3}|…)[A-Za-z0-9]{0,6}")
 _MASKED_PREFIX = 4  # letters a masked value may still show: a prefix such as "xoxp"; the rest is ids
 
 
@@ -589,7 +593,7 @@ def _is_placeholder(value: str) -> bool:
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
     masked = sum(c in "*•#" for c in value)
-    if masked >= 6 and len(value) - masked <= max(6, masked // 2) \
+    if masked >= 6 and len(value) - masked <= max(6, masked // 2) or _SHOWN_MASKED.fullmatch(value) \
             or _MASKED_END.search(value) and sum(map(str.isalpha, value)) <= _MASKED_PREFIX:
         return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F", "…-#####"
     if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
@@ -911,8 +915,9 @@ _POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
 _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
-# An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `SalesResults-1.2`.
-_ARTIFACT_VERSION = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,100}-v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-.][A-Za-z][\w.]{0,20})?")
+# An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2` and `…:jjwt-api:0.11.5`, a build's
+# `SalesResults-1.2`.
+_ARTIFACT_VERSION = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,100}[-:]v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-.][A-Za-z][\w.]{0,20})?")
 # A form's label, a colon at its end ("Engangskode:", "Kennwort:").
 _COLON_LABEL = re.compile(r"[^\W\d_]{2,40}[ \t]?:")
 # Between two string literals, code that joins them: the name ends one literal (`"Password=" + Load() + ";"`).
@@ -934,6 +939,8 @@ _TOOL_PASSWORD = re.compile(
     r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
     r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+|"
+    # an archive's password: `zip -P … out.zip …`, `unzip -P …`, 7-Zip's glued `-p…`
+    r"\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-P[ \t]+|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"(?i:net[ \t]+use)\b[^\n|;&]{0,200}?[ \t]/user:\S{1,100}+[ \t]+(?![/*])|"
     r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText)|"
     # Cisco IOS (`username x privilege 15 password 0 …`, `enable secret 7 …`), lftp's `-u user,pass`, Windows'
@@ -951,7 +958,7 @@ _TOOL_PASSWORD = re.compile(
 )
 # What each of these patterns cannot match without: each opens with a word alternation the engine would try at
 # every position of every text.
-_TOOL_WORDS = ("sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass",
+_TOOL_WORDS = ("zip", "7z", "sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass",
                "username", "enable", "lftp", "net user", "cmdkey", "security", "+login")
 _CALL_WORDS = ("auth", "credential", "connect", "pdo", "mysqli", ".login")
 _LOGIN_WORDS = ("log", "sign", "cred", "user")
@@ -1329,14 +1336,22 @@ _DECLARED_DEFAULT = re.compile(
     re.MULTILINE)
 
 
+# Terraform's variable and its default: `variable "azure_devops_pat" {` ⏎ `type = string` ⏎ `default = "…"`.
+_HCL_VARIABLE_DEFAULT = re.compile(
+    r"\bvariable[ \t]+\"(?P<name>[\w-]{1,80}+)\"[ \t]*+\{[^{}]{0,600}?\bdefault[ \t]*+=[ \t]*+\"(?P<v1>[^\"\n]{1,300}+)\"")
+
+
 def find_declared_defaults(text: str) -> Iterator[Range]:
-    """The default of a declared parameter whose name names a credential."""
+    """The default of a declared parameter or variable whose name names a credential."""
     lowered = lower_aligned(text)
     if "default" not in lowered:
         return
-    for match in capped(_DECLARED_DEFAULT.finditer(lowered)):
+    matches = capped(_DECLARED_DEFAULT.finditer(lowered))
+    if "variable" in lowered:
+        matches = chain(matches, capped(_HCL_VARIABLE_DEFAULT.finditer(lowered)))
+    for match in matches:
         group = match.lastgroup
-        assert group is not None  # one of the value's groups closes the pattern
+        assert group is not None  # one of the value's groups closes each pattern
         strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start(group):match.end(group)]
         if strength and not _YAML_TAG.match(value) and (
@@ -1664,6 +1679,8 @@ _NAME_VALUE_LINE = re.compile(
     re.MULTILINE,
 )
 _HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
+# Names of ids, in a header dump too: `x-request-id`, `cf-ray`, `traceparent`.
+_ID_NAME_ENDS = (["id"], ["sid"], ["ray"], ["traceparent"], ["trace"], ["span"], ["etag"])
 _JOINED_WORD = re.compile(r"(?:^|[-_])(?=[a-z]*[g-z])[a-z]{4,}(?:$|[-_])")
 _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
                            "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",
@@ -1726,8 +1743,8 @@ def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Ra
 def find_name_value_lines(text: str) -> Iterator[Range]:
     for match in _NAME_VALUE_LINE.finditer(text):
         name, value = match.group(1), match.group(2)
-        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] in (["id"], ["sid"]) \
-                or OBJECT_ID.fullmatch(value):
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] in _ID_NAME_ENDS \
+                or OBJECT_ID.fullmatch(value) or base64_of_data(value):
             continue
         letters = sum(c.isalpha() for c in value[:PROBE])
         digits = sum(c.isdigit() for c in value[:PROBE])

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.budget import PROBE, capped, judged_once
-from reqgate.pipeline.guardrail.shapes import OBJECT_ID, WORD
+from reqgate.pipeline.guardrail.shapes import OBJECT_ID, WORD, base64_of_data
 
 Range = tuple[int, int]
 
@@ -130,6 +130,8 @@ def find_random_tokens(text: str) -> Iterator[Range]:
                 or _KNOWN_ID.fullmatch(text, start, end) or _CURSOR_BEFORE.search(text, max(0, start - 40), start) \
                 or _REQUEST_ID_BEFORE.search(text, max(0, start - 40), start) \
                 or _JWK_PUBLIC_BEFORE.search(text, max(0, start - 12), start):
+            continue
+        if base64_of_data(text[start:end]):
             continue
         if random(text[start:end].rstrip("=")):
             yield start, _dotted_end(text, end)

@@ -3,6 +3,8 @@ whether a value is made of words."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from bisect import bisect_right
 
@@ -32,7 +34,8 @@ HANDLE_WORDS = frozenset({"creation", "idempotency", "lifecycle"})
 # Everyday words and programs whose names end in a credential word: "bypass: true", `SSH_ASKPASS`, "monkey".
 ORDINARY_CREDENTIAL_ENDINGS = frozenset({"monkey", "turkey", "hockey", "jockey", "whiskey", "donkey", "bypass", "compass",
                                          "surpass", "trespass", "overpass", "underpass", "askpass", "hotkey", "passkey",
-                                         "breadcrumb", "breadcrumbs"})
+                                         "breadcrumb", "breadcrumbs",
+                                         "jsonwebtoken"})  # the JWT library's name: `io.jsonwebtoken:jjwt-api:0.11.5`
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 
@@ -121,3 +124,24 @@ def inside(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
     """Whether `[start, end)` lies within one of the sorted, disjoint `ranges`."""
     index = bisect_right(ranges, (start, float("inf"))) - 1
     return index >= 0 and ranges[index][0] <= start and end <= ranges[index][1]
+
+
+# Base64 of JSON opens with "ey" (`{"`) or "W" (`[`); what it holds is data unless it names a credential (a
+# `.dockerconfigjson`'s `{"auths": …}`). Judged by its first characters.
+_JSON_HEAD = ("eyJ", "eyAi", "W3", "WyJ")
+_CREDENTIAL_IN_JSON = re.compile(r"auth|pass|secret|token|key|credential|cookie|session", re.IGNORECASE)
+_BASE64_PROBE = 512
+
+
+def base64_of_data(value: str) -> bool:
+    """Whether `value` is base64 of a JSON document that names no credential (`eyJsb2NhbGUiOiJwdC1CUiJ9`, a
+    ConfigMap's flags, a Pub/Sub message's data)."""
+    if not value.startswith(_JSON_HEAD) or "." in value:
+        return False  # a JWT's parts are joined with dots
+    probe = value[:_BASE64_PROBE]
+    probe = probe[:len(probe) - len(probe) % 4]
+    try:
+        decoded = base64.b64decode(probe.replace("-", "+").replace("_", "/"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return decoded.lstrip()[:1] in "{[" and decoded.isprintable() and not _CREDENTIAL_IN_JSON.search(decoded)
