@@ -49,6 +49,7 @@ def sent(body: str) -> str:
     ("My old password was iloveyou123, reset it to Password@2024.", "iloveyou123"),
     ("He reset it to P@$$w0rd2024.", "P@$$w0rd2024"),
     ("Login with *letmein42* now", "letmein42"),
+    ("The kiosk still accepts qwerty456 for the admin account.", "qwerty456"),
 ])
 def test_key_named_by_its_service_or_a_credential_word_is_redacted(body, secret):
     out = sent(body)
@@ -85,6 +86,7 @@ def test_sendgrid_key_glued_to_a_word_is_redacted():
     # Promotions, seasons and themes named like weak passwords; a file named after one.
     "Apply coupon WELCOME10 at checkout; the FOOTBALL2024 promo and the Superman2025 theme pack are broken.",
     "Support for QWERTY105 layouts; the field password12 is missing a label.",
+    "Switch the qwerty layout to azerty; qwerty12 is the test layout's id.",
     "Import the football2023 season fixtures; the Dragon64 emulator crashes on monkey99.",
     "The string p@ss is shown on the login page; see password123.txt for the list.",
     # Kebab-case names after a credential word are names, not keys.

@@ -992,13 +992,15 @@ _SIGNING_WORDS = ("jwt", ".signwith", "algorithm.hmac", "setsigningkey", "hmacsh
 
 # The most used passwords of the public breach lists (rockyou, NCSC's top 100,000) that are no word of their
 # own, with the digits or symbols people add: `password123`, `letmein42`, `P@$$w0rd!`, `Password@2024`.
-# Words that also name promotions, seasons, themes or keyboards ("welcome10", "football2024", "QWERTY105") are
-# left out; "password" needs three digits, as `password1`, `password12` name the fields of sign-up forms.
+# Words that also name promotions, seasons or themes ("welcome10", "football2024") are left out, and so is "qwerty"
+# written in capitals (a keyboard: "QWERTY105"); "password" and "qwerty" need three digits, as `password1`,
+# `password12` name the fields of sign-up forms.
 # Matched on the lower-cased copy, first letters first: a case-blind alternation tried at every position costs
 # several times more. A full stop may end the sentence; a path (`/`) or a dotted name may not hold one.
+_KEYBOARD = "QWERTY"
 _COMMON_PASSWORD = re.compile(
-    r"(?=[ilpt])(?<![\w@.$/-])"
-    r"(?:passwor[dt]@?\d{3,8}|(?:letmein|iloveyou|trustno)@?\d{2,8}|trustno1|"
+    r"(?=[ilptq])(?<![\w@.$/-])"
+    r"(?:passwor[dt]@?\d{3,8}|qwerty\d{3,8}|(?:letmein|iloveyou|trustno)@?\d{2,8}|trustno1|"
     r"(?:p(?:[@4](?:ss|\$\$|55)|a(?:\$\$|55))w[o0]rd|passw0rd)\d{0,8})[!@#$%]{0,2}(?![\w@-]|\.\w)"
 )
 
@@ -1422,7 +1424,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_telegram(text)
     yield from find_generated_keys(text)
     lowered = lower_aligned(text)
-    yield from _spans(_COMMON_PASSWORD, lowered)
+    yield from (span for span in _spans(_COMMON_PASSWORD, lowered) if not text.startswith(_KEYBOARD, span[0]))
     for match in capped(_AUTH_SCHEME.finditer(lowered)):
         start = match.start()
         value = text[match.start(1):match.end(1)]
