@@ -50,6 +50,7 @@ _RUN = re.compile(r"[A-Za-z0-9_+/.~-](?<![A-Za-z0-9_+/.~-].)[A-Za-z0-9_+/.~-]{%d
 _JOINER = re.compile(r"[-_./~+]+")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
 _LOOK_BACK = 48
 # Bounds on the Python work per run, so a hostile run of 100 KiB costs what a real key does: a name is
 # a few parts, a value is judged by its first characters, a path by its first segments.
@@ -85,12 +86,10 @@ _REFERENCE_WORDS = frozenset({
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _CLASS_CHANGE = re.compile(r"(?=[0-9][A-Za-z]|[A-Z][a-z0-9]|[a-z][A-Z0-9])")
+# Letters this many or more, flipping case often, are a value's head rather than a name ("YXNkZmZmZmZm_…").
 _RANDOM_HEAD = 8
 _DATE_OR_VERSION = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|v?\d+(?:\.\d+){2,}")
 _PLACEHOLDER = re.compile(r"example|sample|dummy|placeholder|changeme|redacted|your|xxxx|test|0000000")
-
-
-_CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
 
 
 def _words(name: str) -> list[str]:

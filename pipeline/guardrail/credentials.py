@@ -153,13 +153,13 @@ _OWNER_QUALIFIER = (
     r"lockout|reuse|ttl|timeout|version|schema|mask|masked|reveal|toggle|generator|service|mode)(?![a-z]))"
     r"(?P<owner>[a-z]{2,12})(?=[\"']?[ \t]*[:=])"
 )
+# What a credential is for, after its word: `my_secret_password_for_email`, `token-for-github`.
+_PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
 # The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
 # dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
 # A qualifier of environment, version or index may follow the word (API_KEY_PROD, SECRET_KEY_BASE,
 # DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
 # (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
-# What a credential is for, after its word: `my_secret_password_for_email`, `token-for-github`.
-_PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
 _NAME_END = re.compile(
     r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
