@@ -1506,6 +1506,46 @@ def test_a_credential_in_base64_json_a_terraform_default_and_an_archive_password
     assert secret not in mask(text)
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("requirepass Sn0wfall_in_Oslo\nappendonly yes", "Sn0wfall_in_Oslo"),
+    ("    masterauth Kx9vQ2mLp7Rt", "Kx9vQ2mLp7Rt"),
+    ("listen stats\n    bind *:8404\n    stats auth opsadmin:Ar7!kLm2#Pz", "Ar7!kLm2#Pz"),
+    ("userlist admins\n    user ops insecure-password Ar7!kLm2#Pz", "Ar7!kLm2#Pz"),
+    ("snmp-server community wChEYS9h8e1uoF RO 10", "wChEYS9h8e1uoF"),
+    ("rocommunity Qh7vK2mP9xZt 10.0.0.0/8", "Qh7vK2mP9xZt"),
+    ("<AdministratorPassword>\n  <Value>Fenster-Kiste-2031</Value>\n  <PlainText>true</PlainText>\n</AdministratorPassword>",
+     "Fenster-Kiste-2031"),
+    ("webhook: https://open.feishu.cn/open-apis/bot/v2/hook/9f2c4e1a-6b8d-4c3f-a7e5-0d1b2c3e4f5a", "9f2c4e1a-6b8d"),
+    ("https://oapi.dingtalk.com/robot/send?access_token=" + "3f9a" * 16, "3f9a3f9a3f9a"),
+    ("| Oddział | IP | Login | Hasło | Uwagi |\n|---|---|---|---|---|\n| Kraków | 10.31.0.1 | admin | Krakow!Wisla2022 | - |",
+     "Krakow!Wisla2022"),
+    ("curl 'https://admin.example.app/export' -b 'django_language=en-gb; sessionid=6llzicc1paaxyw7pn94vvaholaeznfi4'",
+     "6llzicc1paaxyw7pn94vvaholaeznfi4"),
+    ("Cookie: theme=dark; JSESSIONID=8F2A9C1E7B3D5F6A0C4E9B2D7F1A4C8E", "8F2A9C1E7B3D5F6A"),
+])
+def test_server_directives_nested_values_chat_webhooks_translated_columns_and_session_cookies_go(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "snmp-server community public RO",
+    "requirepass ${REDIS_PASSWORD}",
+    "Cookie: theme=dark; lang=pt-BR; consent=accepted-2024-06-12",
+    '<div class="g-recaptcha" data-sitekey="6LeIxAcTAAAAAJcZVRqyHh4ljRJpaaaaaaaaaaaa"></div>',
+    '"wifi.setup.psk" = "Wi-Fiパスワード（8〜63文字）";',
+    'conn = psycopg.connect(host="db", user="analitica", password=pw)',
+    "token: \"{% response 'body', 'req_login_7a1e', 'b64::JC5hY2Nlc3NfdG9rZW4=::46b' %}\"",
+    'licenseKey: "non-commercial-and-evaluation",',
+    'schedulerLicenseKey: "GPL-My-Project-Is-Open-Source",',
+    'sel2024._domainkey.example.de. 3600 IN TXT "v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC/Z688TWY5uEuI6EdKWjKvPXp6"',
+    '{"name": "etag", "value": "q3Zr8pX1kV0mYw5nT7bL2cJ9dF4gH6sA8eR1uI3oP5yW7xE0vB2n-Q=="}',
+    '      id                          = "db-7QK2M4XN3ZP5RB6TYW8VCJ1LHA"',
+    '"google-site-verification=rXOxyZounnZasA8Z7oaD3c14JdjS9aKSWvsR1EbUSIQ"',
+])
+def test_public_keys_labels_templates_open_licences_ids_and_verification_records_stay(text):
+    assert mask(text) == text
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

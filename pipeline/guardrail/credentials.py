@@ -244,7 +244,12 @@ _PLACEHOLDER = re.compile(
 # Words that mark a value as made up for documentation or tests, wherever they stand in it.
 _PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|placeholder|changeme|change_me|notareal|not_a_real|"
                                r"not-a-real|redacted|censored|_here|your_|your-|xxxx")
-_NOT_SECRET_WORDS = frozenset({
+# "Password" in other languages: a label in a value's place, a table's column over the passwords.
+_PASSWORD_TRANSLATIONS = frozenset({
+    "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
+    "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호", "mot de passe",
+})
+_NOT_SECRET_WORDS = _PASSWORD_TRANSLATIONS | frozenset({
     "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
     "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
     "string", "str", "text", "int", "integer", "number", "bool", "boolean", "jwt", "oauth", "oauth2",
@@ -256,10 +261,8 @@ _NOT_SECRET_WORDS = frozenset({
     "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "off", "on",
     "read", "write", "read-all", "write-all",  # GitHub Actions' `permissions: id-token: write`
     "include", "omit", "same-origin", "use-credentials", "anonymous",  # fetch's and CORS's `credentials` modes
-    "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
-    "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호",  # "password" translated
     "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
-    "pass", "passwd", "pwd",  # `postgres://user:pass@host`: the field's name in its place
+    "pass", "passwd", "pwd", "pw",  # `postgres://user:pass@host`, `password=pw`: the field's name in its place
     "env",  # keytool's `-storepass:env VAR` reads the password from a variable
 })
 # Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
@@ -285,8 +288,9 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in;
     `assigned` says whether the value is given with `=` or quotes."""
     words = _name_words(name)
-    if not words or "public" in words or "publishable" in words or "pubkey" in words:
-        return 0  # DOTENV_PUBLIC_KEY, publishable_key: published by design
+    if not words or "public" in words or "publishable" in words or "pubkey" in words \
+            or tuple(words[-2:]) == ("site", "key"):
+        return 0  # DOTENV_PUBLIC_KEY, publishable_key, reCAPTCHA's `siteKey`: published by design
     if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
     if _CURSOR_NAME_WORDS.intersection(words):
@@ -406,13 +410,18 @@ def _echoes_name(value: str, name: str) -> bool:
     return len(probe) >= 4 and (probe == whole or probe in whole and len(_name_words(value[:PROBE])) > 1)
 
 
+_FOREIGN_LETTERS = 3
+
+
 def _translated_label(value: str) -> bool:
-    """A translation file's label for the field: "Lösenord", "L&#246;senord", "密码". A password is typed on
-    any keyboard; one without a digit in letters outside ASCII is a word of a language."""
+    """A translation file's label for the field: "Lösenord", "L&#246;senord", "密码", "Wi-Fiパスワード（8〜63文字）".
+    A password is typed on any keyboard; one without a digit in letters outside ASCII is a word of a language, and
+    so is one with several such letters."""
     probe = value[:PROBE]
     if "&#" in probe:
         return True
-    return any(c.isalpha() and not c.isascii() for c in probe) and not any(c in string.digits for c in probe)
+    foreign = sum(c.isalpha() and not c.isascii() for c in probe)
+    return foreign >= _FOREIGN_LETTERS or foreign > 0 and not any(c in string.digits for c in probe)
 
 
 def _alphanumeric(text: str) -> str:
@@ -576,7 +585,7 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
+    if value.startswith("{%") or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
             c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
         return True
     if _FORMAT_FIELD.search(value):
@@ -775,6 +784,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path, `gets.chomp`: words, not a secret
         if ending.group("word") not in _PASSWORD_WORDS and _ARTIFACT_VERSION.fullmatch(value):
             continue  # Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `bucket_key: SalesResults-1.2`
+        if _LICENCE_NAME.search(name) and _JOINED_WORDS.fullmatch(value) and _worded(value):
+            continue  # an open-source licence key in words (`licenseKey: "non-commercial-and-evaluation"`)
+
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
@@ -918,6 +930,10 @@ _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
 # An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2` and `…:jjwt-api:0.11.5`, a build's
 # `SalesResults-1.2`.
 _ARTIFACT_VERSION = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,100}[-:]v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-.][A-Za-z][\w.]{0,20})?")
+# Open-source projects' licence keys are words, published in the docs ("GPL-My-Project-Is-Open-Source",
+# "non-commercial-and-evaluation"); a bought key is random.
+_LICENCE_NAME = re.compile(r"(?i:licen[cs]e)")
+_JOINED_WORDS = re.compile(r"[A-Za-z]{2,30}(?:[-_][A-Za-z]{1,30}){2,12}")
 # A form's label, a colon at its end ("Engangskode:", "Kennwort:").
 _COLON_LABEL = re.compile(r"[^\W\d_]{2,40}[ \t]?:")
 # Between two string literals, code that joins them: the name ends one literal (`"Password=" + Load() + ";"`).
@@ -1400,6 +1416,42 @@ def _stored_secret(value: str) -> bool:
     return _mixed_random(value) and (_looks_random(value) or len(value) >= 16) and not _is_placeholder(value)
 
 
+# Servers' own directives that take a secret: Redis' `requirepass` and `masterauth`, HAProxy's `stats auth user:…`
+# and `user … insecure-password …`, an SNMP community (`snmp-server community … RO`, net-snmp's `rocommunity …`).
+_SECRET_DIRECTIVE = re.compile(
+    r"^[ \t]*+(?:(?:requirepass|masterauth)[ \t]++|stats[ \t]++auth[ \t]++[^\s:]{1,64}+:|"
+    r"user[ \t]++\S{1,64}+[ \t]++insecure-password[ \t]++|snmp-server[ \t]++community[ \t]++|r[ow]community6?[ \t]++)"
+    r"[\"']?([^\s\"']{4,300}+)", re.MULTILINE)
+_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community")
+# A password element whose value is an element of its own: Windows' unattend.xml (`<AdministratorPassword>` ⏎
+# `<Value>…</Value>`), .NET's and Java's settings. Lower-cased.
+_NESTED_VALUE = re.compile(r"<(?P<name>[\w:.-]{0,60}?(?:password|passwd|passphrase|secret|token))>\s{0,80}+"
+                           r"<value>[ \t]*+(?P<value>[^<\s]{1,300}+)[ \t]*+</value>")
+# Cookies sent with a request (`Cookie: …`, curl's `-b '…'`): a session's cookie is its credential.
+_COOKIE_LINE = re.compile(r"(?i:\bcookie[\"']?[ \t]*:[ \t]*|(?<![\w-])(?:-b|--cookie)[ \t]++[\"']?)([^\n\"']{1,2000}+)")
+_SESSION_COOKIE = re.compile(r"(?:^|;[ \t]*)(?i:[\w.-]{0,30}?(?:sess|sid|session|auth|token)[\w.-]{0,30}?)=([^;\s]{16,400}+)")
+
+
+def find_directive_secrets(text: str) -> Iterator[Range]:
+    """Secrets given to servers' directives, password elements' nested values and session cookies."""
+    lowered = lower_aligned(text)
+    for match in capped(_SECRET_DIRECTIVE.finditer(lowered) if any(w in lowered for w in _DIRECTIVE_WORDS) else ()):
+        value = text[match.start(1):match.end(1)]
+        if not _is_placeholder(value) and value.lower() not in ("public", "private"):
+            yield match.span(1)
+    for match in capped(_NESTED_VALUE.finditer(lowered) if "<value>" in lowered else ()):
+        strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
+        value = text[match.start("value"):match.end("value")]
+        if strength and (_machine_made_setting(value, name, strength)
+                         or _names_a_password(name) and _chosen_password(value, name)):
+            yield match.span("value")
+    for line in capped(_COOKIE_LINE.finditer(text) if "ookie" in lowered or "-b " in text else ()):
+        for cookie in capped(_SESSION_COOKIE.finditer(text, line.start(1), line.end(1))):
+            value = cookie.group(1)
+            if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
+                yield cookie.span(1)
+
+
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
     for match in capped(_NETRC.finditer(text)):
@@ -1413,6 +1465,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_compared_literals(text)
     yield from find_multiple_assignments(text)
     yield from find_declared_defaults(text)
+    yield from find_directive_secrets(text)
     yield from find_listed_passwords(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
@@ -1653,7 +1706,9 @@ def find_table_credentials(text: str) -> Iterator[Range]:
         cells = _cells(text, *line.span())
         names = [text[start:end] if end - start <= _NAME_MAX else "" for start, end in cells]
         if _JIRA_HEADER.match(line.group()) or _MARKDOWN_RULE.match(text, line.end() + 1):
-            columns = {index: name for index, name in enumerate(names) if _credential_name(name) == 2}
+            columns = {index: "password" if name.strip(" *").lower() in _PASSWORD_TRANSLATIONS else name
+                       for index, name in enumerate(names)
+                       if _credential_name(name) == 2 or name.strip(" *").lower() in _PASSWORD_TRANSLATIONS}
             # Under a header only a "Value" column gives the value of the name beside it: in `| Field | Type |`
             # the cell after "token" is its type.
             value_columns = {index for index, name in enumerate(names) if name.lower().strip("*") in _VALUE_HEADERS}

@@ -80,7 +80,9 @@ def looks_random(token: str) -> bool:
 
 # Base64 of what is public or not a credential: images (PNG, JPEG, GIF) and public keys.
 _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A", "MIICIjANBgkqhkiG9w0BAQEFAAOCAg8A",
-                  "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy")
+                  "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "AAAAB3NzaC1yc2E", "AAAAC3NzaC1lZDI1NTE5", "PHN2Zy",
+                  # RSA 1024 and 3072, Ed25519 public keys (a DKIM record's `p=`)
+                  "MIGfMA0GCSqGSIb3DQEBAQUAA4GN", "MIIBojANBgkqhkiG9w0BAQEFAAOCAY8A", "MCowBQYDK2VwAyEA")
 
 
 # Ids with a published shape of their own: Gerrit's Change-Id ("I" and 40 hexadecimal digits), Okta's objects
@@ -89,7 +91,11 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 _KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}|Qm[1-9A-HJ-NP-Za-km-z]{44}")
 # Headers that carry a request's id: `X-Amz-Cf-Id: …`, `x-amz-id-2: …`, `X-Request-Id: …`.
 _REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id|x-request-id|x-correlation-id|"
-                                r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$")
+                                r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$"
+                                # a HAR's header pair (`{"name": "etag", "value": "…"}`), a resource's `id = "…"`,
+                                # a domain's verification record (`google-site-verification=…`)
+                                r"|(?i:\"(?:etag|x-request-id|x-amz-cf-id|cf-ray)\",[ \t]*\"value\":[ \t]*\")$"
+                                r"|(?<![\w-])(?:id|Id|ID)[\"']?[ \t]*[:=][ \t]*[\"']$|-verification=$")
 
 
 # An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,

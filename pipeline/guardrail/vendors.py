@@ -427,6 +427,10 @@ _ACROSS_RUNS = (
     re.compile(r"thingsboard\.(?:cloud|io)/api/v1/(?P<token>[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"),
     # Braintree's access token: "$" joins the environment, the merchant's id and 32 hexadecimal digits.
     re.compile(r"(?P<token>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})(?![0-9a-f])"),
+    # Chat bots' webhooks in China: Feishu's and Lark's hook id, DingTalk's access token, WeCom's key.
+    re.compile(r"(?P<url>open\.(?:feishu\.cn|larksuite\.com))/open-apis/bot/v2/hook/(?P<token>[0-9a-f-]{32,36})(?![\w-])"),
+    re.compile(r"(?P<url>oapi\.dingtalk\.com)/robot/send\?access_token=(?P<token>[0-9a-f]{64})(?![0-9a-f])"),
+    re.compile(r"(?P<url>qyapi\.weixin\.qq\.com)/cgi-bin/webhook/send\?key=(?P<token>[0-9a-f-]{36})(?![\w-])"),
     # Defined Networking's token: 26 and 52 characters of [a-z0-9=_-], whose "=" would end a run.
     re.compile(r"(?P<token>dnkey-(?<![A-Za-z0-9]dnkey-)[a-z0-9=_-]{26}-[a-z0-9=_-]{52})(?![a-z0-9=_-])"),
     # Atlassian's API token ends in "=" and an 8-digit checksum, which would end a run before it.
