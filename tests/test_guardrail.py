@@ -1522,6 +1522,20 @@ def test_a_credential_in_base64_json_a_terraform_default_and_an_archive_password
     ("curl 'https://admin.example.app/export' -b 'django_language=en-gb; sessionid=6llzicc1paaxyw7pn94vvaholaeznfi4'",
      "6llzicc1paaxyw7pn94vvaholaeznfi4"),
     ("Cookie: theme=dark; JSESSIONID=8F2A9C1E7B3D5F6A0C4E9B2D7F1A4C8E", "8F2A9C1E7B3D5F6A"),
+    ("curl https://app.example/x -b 'sessionid=6llzicc1paaxyw7pn94vvaholaeznfi4'", "6llzicc1paaxyw7p"),
+    ('{"name": "Cookie", "value": "theme=dark; sessionid=6llzicc1paaxyw7pn94vvaholaeznfi4"}', "6llzicc1paaxyw7p"),
+    ('"Cookie": "sessionid=6llzicc1paaxyw7pn94vvaholaeznfi4; lang=en"', "6llzicc1paaxyw7p"),
+    ("redis-cli config set masterauth Kx9vQ2mLp7Rt", "Kx9vQ2mLp7Rt"),
+    ("snmp-server community 0 wChEYS9h8e1uoF RO", "wChEYS9h8e1uoF"),
+    # what this stop's exemptions must not let through
+    ('db_password = "Zürich-Größe-2024"', "Zürich-Größe-2024"),
+    ('"password": "Пароль2024!Secure"', "Пароль2024!Secure"),
+    ("LICENSE_KEY=QKVZM-PXLTR-WBNYC-DFZKQ", "QKVZM-PXLTR"),
+    ('password: "{%Kx9vQ2mLp7Rt"', "Kx9vQ2mLp7Rt"),
+    ('{"token": {"id": "gAAAAABkXq3Z9vLm2xQk3Lm9Pq2Rt8Zw7vB2nQ"}}', "gAAAAABkXq3Z9vLm"),
+    # base64 of JSON holding a credential
+    ("data: eyJ1c2VyIjogInN2Yy1iYWNrdXAiLCAicHciOiAiS3g5IXZRMm1McDdSIn0=", "eyJ1c2VyIjogInN2Yy1i"),
+    ("data: WyJhZG1pbiIsICJLeDkhdlEybUxwN1IiXQ==", "WyJhZG1pbiIsICJLeDkh"),
 ])
 def test_server_directives_nested_values_chat_webhooks_translated_columns_and_session_cookies_go(text, secret):
     assert secret not in mask(text)
@@ -1538,9 +1552,19 @@ def test_server_directives_nested_values_chat_webhooks_translated_columns_and_se
     'licenseKey: "non-commercial-and-evaluation",',
     'schedulerLicenseKey: "GPL-My-Project-Is-Open-Source",',
     'sel2024._domainkey.example.de. 3600 IN TXT "v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC/Z688TWY5uEuI6EdKWjKvPXp6"',
-    '{"name": "etag", "value": "q3Zr8pX1kV0mYw5nT7bL2cJ9dF4gH6sA8eR1uI3oP5yW7xE0vB2n-Q=="}',
-    '      id                          = "db-7QK2M4XN3ZP5RB6TYW8VCJ1LHA"',
     '"google-site-verification=rXOxyZounnZasA8Z7oaD3c14JdjS9aKSWvsR1EbUSIQ"',
+    "google-site-verification: rXOxyZounnZasA8Z7oaD3c14JdjS9aKSWvsR1EbUSIQ",
+    'data-sitekey="6Lc8rFAqAAAAAJ3kVx9mQ2pLrT7wZbN4cYhD1eFg"',
+    "RECAPTCHA_SITE_KEY=6Lc8rFAqAAAAAJ3kVx9mQ2pLrT7wZbN4cYhD1eFg",
+    "OPENAI_API_KEY=sk-proj-...Q9xZ",
+    "requirepass should be set on every replica",
+    "snmp-server community strings must be rotated",
+    "zip -P is insecure, use 7z a -ptest instead",
+    "keyboard=qwerty105",
+    'variable "image_pull_secret" {\n  default = "regcred-acr-prod01"\n}',
+    "<PasswordSecret>\n  <Value>kv-prod-weu-001/sql-admin</Value>\n</PasswordSecret>",
+    "| Heslo | Význam |\n|---|---|\n| Praha2024 | hlavní město |",
+    "git checkout -b feature/session-token-refresh-2024",
 ])
 def test_public_keys_labels_templates_open_licences_ids_and_verification_records_stay(text):
     assert mask(text) == text

@@ -236,8 +236,9 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     words = [w for name in names for w in _words(name)]
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
-    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]) or not names and _attribute_of_credential(text, start):
-        return _NONE
+    if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]) or not names and _attribute_of_credential(text, start) \
+            or words[-2:] == ["site", "key"]:
+        return _NONE  # (a CAPTCHA's site key is published in its page)
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
     # The name glued to the value is one name however many words it holds: "graphhopperSECRETyo-<uuid>" is
     # GraphHopper's key although the service's name is its third word from the value.

@@ -410,18 +410,20 @@ def _echoes_name(value: str, name: str) -> bool:
     return len(probe) >= 4 and (probe == whole or probe in whole and len(_name_words(value[:PROBE])) > 1)
 
 
-_FOREIGN_LETTERS = 3
+# Passwords are typed in Latin letters far more often than in these scripts; two of their characters make a word.
+_CJK_LETTER = re.compile(f"[{CJK}]")
+_CJK_LABEL = 2
 
 
 def _translated_label(value: str) -> bool:
     """A translation file's label for the field: "Lösenord", "L&#246;senord", "密码", "Wi-Fiパスワード（8〜63文字）".
-    A password is typed on any keyboard; one without a digit in letters outside ASCII is a word of a language, and
-    so is one with several such letters."""
+    A password is typed on any keyboard; one without a digit in letters outside ASCII is a word of a language."""
     probe = value[:PROBE]
     if "&#" in probe:
         return True
-    foreign = sum(c.isalpha() and not c.isascii() for c in probe)
-    return foreign >= _FOREIGN_LETTERS or foreign > 0 and not any(c in string.digits for c in probe)
+    if len(_CJK_LETTER.findall(probe)) >= _CJK_LABEL:
+        return True  # a label in Chinese, Japanese or Korean script ("Wi-Fiパスワード（8〜63文字）")
+    return any(c.isalpha() and not c.isascii() for c in probe) and not any(c in string.digits for c in probe)
 
 
 def _alphanumeric(text: str) -> str:
@@ -575,9 +577,12 @@ _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
 _MASKED_END = re.compile(r"[*•#]{8}$")
+# A template's tag: Jinja's, Liquid's and Insomnia's `{% response 'body', … %}`.
+_TEMPLATE_TAG = re.compile(r"\{%.{0,300}%\}")
 # A prefix and the last few characters around a mask or an ellipsis: `sk-...6WF7`, `xoxb-****`, `ghp_…a91F`.
 # The head shown is a vendor's prefix (ending in a joiner, or a few characters), not a piece of the secret.
-_SHOWN_MASKED = re.compile(r"(?:[A-Za-z0-9]{0,5}|[A-Za-z0-9_]{1,12}[-_])(?:[*•#]{3,}|\.{3}|…)[A-Za-z0-9]{0,6}")
+_SHOWN_MASKED = re.compile(r"(?:[A-Za-z0-9]{0,5}|[A-Za-z0-9_]{1,12}[-_](?:[A-Za-z0-9]{1,8}[-_]){0,2})"
+                           r"(?:[*•#]{3,}|\.{3}|…)[A-Za-z0-9]{0,6}")
 _MASKED_PREFIX = 4  # letters a masked value may still show: a prefix such as "xoxp"; the rest is ids
 
 
@@ -585,7 +590,7 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if value.startswith("{%") or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
+    if _TEMPLATE_TAG.match(value) or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
             c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
         return True
     if _FORMAT_FIELD.search(value):
@@ -782,11 +787,12 @@ def find_named_values(text: str) -> Iterator[Range]:
             continue  # a Ruby symbol: `has_secure_token :auth_token`
         if (ending.group("word") not in _PASSWORD_WORDS or quoted_match is None) and _DOTTED_WORDS.fullmatch(value):
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path, `gets.chomp`: words, not a secret
-        if ending.group("word") not in _PASSWORD_WORDS and _ARTIFACT_VERSION.fullmatch(value):
+        if ending.group("word") not in _PASSWORD_WORDS and (artifact := _ARTIFACT_VERSION.fullmatch(value)) \
+                and _worded(artifact.group("artifact")):
             continue  # Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `bucket_key: SalesResults-1.2`
-        if _LICENCE_NAME.search(name) and _JOINED_WORDS.fullmatch(value) and _worded(value):
+        if _LICENCE_NAME.search(name) and _JOINED_WORDS.fullmatch(value) \
+                and all(len(part) <= 3 or pronounceable(part) for part in _JOINED.split(value)):
             continue  # an open-source licence key in words (`licenseKey: "non-commercial-and-evaluation"`)
-
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
@@ -929,7 +935,8 @@ _VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*
 _NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
 # An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2` and `…:jjwt-api:0.11.5`, a build's
 # `SalesResults-1.2`.
-_ARTIFACT_VERSION = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,100}[-:]v?\d{1,4}(?:\.\d{1,6}){1,3}(?:[-.][A-Za-z][\w.]{0,20})?")
+_ARTIFACT_VERSION = re.compile(r"(?P<artifact>[A-Za-z][A-Za-z0-9_.-]{0,100})[-:]v?\d{1,4}(?:\.\d{1,6}){1,3}"
+                               r"(?:[-.][A-Za-z][\w.]{0,20})?")
 # Open-source projects' licence keys are words, published in the docs ("GPL-My-Project-Is-Open-Source",
 # "non-commercial-and-evaluation"); a bought key is random.
 _LICENCE_NAME = re.compile(r"(?i:licen[cs]e)")
@@ -955,8 +962,6 @@ _TOOL_PASSWORD = re.compile(
     r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
     r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+|"
-    # an archive's password: `zip -P … out.zip …`, `unzip -P …`, 7-Zip's glued `-p…`
-    r"\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-P[ \t]+|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"(?i:net[ \t]+use)\b[^\n|;&]{0,200}?[ \t]/user:\S{1,100}+[ \t]+(?![/*])|"
     r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText)|"
     # Cisco IOS (`username x privilege 15 password 0 …`, `enable secret 7 …`), lftp's `-u user,pass`, Windows'
@@ -974,7 +979,7 @@ _TOOL_PASSWORD = re.compile(
 )
 # What each of these patterns cannot match without: each opens with a word alternation the engine would try at
 # every position of every text.
-_TOOL_WORDS = ("zip", "7z", "sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass",
+_TOOL_WORDS = ("sqlcmd", "bcp", "osql", "ldap", "mysql", "redis-cli", "ftp>", "/user:", "convertto-securestring", "-pass",
                "username", "enable", "lftp", "net user", "cmdkey", "security", "+login")
 _CALL_WORDS = ("auth", "credential", "connect", "pdo", "mysqli", ".login")
 _LOGIN_WORDS = ("log", "sign", "cred", "user")
@@ -1014,6 +1019,7 @@ _SIGNING_WORDS = ("jwt", ".signwith", "algorithm.hmac", "setsigningkey", "hmacsh
 # Matched on the lower-cased copy, first letters first: a case-blind alternation tried at every position costs
 # several times more. A full stop may end the sentence; a path (`/`) or a dotted name may not hold one.
 _KEYBOARD = "QWERTY"
+_SETTING_MARKS = frozenset("=:")  # `keyboard=qwerty105` sets a layout
 _COMMON_PASSWORD = re.compile(
     r"(?=[ilptq])(?<![\w@.$/-])"
     r"(?:passwor[dt]@?\d{3,8}|qwerty\d{3,8}|(?:letmein|iloveyou|trustno)@?\d{2,8}|trustno1|"
@@ -1354,7 +1360,8 @@ _DECLARED_DEFAULT = re.compile(
     re.MULTILINE)
 
 
-# Terraform's variable and its default: `variable "azure_devops_pat" {` ⏎ `type = string` ⏎ `default = "…"`.
+# Terraform's variable and its default: `variable "azure_devops_pat" {` ⏎ `type = string` ⏎ `default = "…"`. (Its
+# value group is named as the YAML pattern's first one, so that one loop reads both.)
 _HCL_VARIABLE_DEFAULT = re.compile(
     r"\bvariable[ \t]+\"(?P<name>[\w-]{1,80}+)\"[ \t]*+\{[^{}]{0,600}?\bdefault[ \t]*+=[ \t]*+\"(?P<v1>[^\"\n]{1,300}+)\"")
 
@@ -1372,9 +1379,11 @@ def find_declared_defaults(text: str) -> Iterator[Range]:
         assert group is not None  # one of the value's groups closes each pattern
         strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start(group):match.end(group)]
-        if strength and not _YAML_TAG.match(value) and (
-                _machine_made_setting(value, name, strength) or _names_a_password(name) and _chosen_password(value, name)):
-            yield match.span(group)
+        if not strength or _YAML_TAG.match(value):
+            continue
+        if _names_a_password(name) and _chosen_password(value, name) \
+                or _machine_made_setting(value, name, strength) and not _ID_SHAPE.search(value):
+            yield match.span(group)  # (not a Secret object's name: `image_pull_secret` = "regcred-acr-prod01")
 
 
 # A YAML list of passwords under a key of its own (`passwords:` ⏎ `  - "…"` ⏎ `  - "…"`): every item is one. The key
@@ -1416,40 +1425,66 @@ def _stored_secret(value: str) -> bool:
     return _mixed_random(value) and (_looks_random(value) or len(value) >= 16) and not _is_placeholder(value)
 
 
-# Servers' own directives that take a secret: Redis' `requirepass` and `masterauth`, HAProxy's `stats auth user:…`
-# and `user … insecure-password …`, an SNMP community (`snmp-server community … RO`, net-snmp's `rocommunity …`).
+# Servers' own directives that take a secret: Redis' `requirepass` and `masterauth` (also through `redis-cli config
+# set`), HAProxy's `stats auth user:…` and `user … insecure-password …`, an SNMP community (`snmp-server community
+# [0|7] … RO`, net-snmp's `rocommunity …`), an archive's password (`zip -P …`, `unzip -P …`, 7-Zip's glued `-p…`).
+# Lower-cased. The value must be shaped as a secret: prose follows these words too ("requirepass must be set").
 _SECRET_DIRECTIVE = re.compile(
-    r"^[ \t]*+(?:(?:requirepass|masterauth)[ \t]++|stats[ \t]++auth[ \t]++[^\s:]{1,64}+:|"
-    r"user[ \t]++\S{1,64}+[ \t]++insecure-password[ \t]++|snmp-server[ \t]++community[ \t]++|r[ow]community6?[ \t]++)"
-    r"[\"']?([^\s\"']{4,300}+)", re.MULTILINE)
-_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community")
+    r"(?:^[ \t]*+|\bconfig[ \t]++set[ \t]++)(?:requirepass|masterauth)[ \t]++"
+    r"|^[ \t]*+(?:stats[ \t]++auth[ \t]++[^\s:]{1,64}+:|user[ \t]++\S{1,64}+[ \t]++insecure-password[ \t]++"
+    r"|snmp-server[ \t]++community[ \t]++(?:[07][ \t]++)?|r[ow]community6?[ \t]++)"
+    r"|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]*+(?=[\"'])|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]++"
+    r"|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])",
+    re.MULTILINE)
+_DIRECTIVE_VALUE = re.compile(r"[\"']?([^\s\"']{4,300}+)")
+_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community", "zip", "7z")
+
+
+def find_directive_secrets(text: str) -> Iterator[Range]:
+    """The secrets servers' and tools' own directives take."""
+    lowered = lower_aligned(text)
+    for match in capped(_SECRET_DIRECTIVE.finditer(lowered) if any(w in lowered for w in _DIRECTIVE_WORDS) else ()):
+        value = _DIRECTIVE_VALUE.match(text, match.end())
+        if value is not None and (_chosen_password(value.group(1), "password") or _stored_secret(value.group(1))):
+            yield value.span(1)
+
+
 # A password element whose value is an element of its own: Windows' unattend.xml (`<AdministratorPassword>` ⏎
 # `<Value>…</Value>`), .NET's and Java's settings. Lower-cased.
 _NESTED_VALUE = re.compile(r"<(?P<name>[\w:.-]{0,60}?(?:password|passwd|passphrase|secret|token))>\s{0,80}+"
                            r"<value>[ \t]*+(?P<value>[^<\s]{1,300}+)[ \t]*+</value>")
-# Cookies sent with a request (`Cookie: …`, curl's `-b '…'`): a session's cookie is its credential.
-_COOKIE_LINE = re.compile(r"(?i:\bcookie[\"']?[ \t]*:[ \t]*|(?<![\w-])(?:-b|--cookie)[ \t]++[\"']?)([^\n\"']{1,2000}+)")
-_SESSION_COOKIE = re.compile(r"(?:^|;[ \t]*)(?i:[\w.-]{0,30}?(?:sess|sid|session|auth|token)[\w.-]{0,30}?)=([^;\s]{16,400}+)")
 
 
-def find_directive_secrets(text: str) -> Iterator[Range]:
-    """Secrets given to servers' directives, password elements' nested values and session cookies."""
+def find_nested_values(text: str) -> Iterator[Range]:
+    """The nested `<Value>` of an element whose name names a credential; not a path to one in a vault."""
     lowered = lower_aligned(text)
-    for match in capped(_SECRET_DIRECTIVE.finditer(lowered) if any(w in lowered for w in _DIRECTIVE_WORDS) else ()):
-        value = text[match.start(1):match.end(1)]
-        if not _is_placeholder(value) and value.lower() not in ("public", "private"):
-            yield match.span(1)
     for match in capped(_NESTED_VALUE.finditer(lowered) if "<value>" in lowered else ()):
         strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start("value"):match.end("value")]
-        if strength and (_machine_made_setting(value, name, strength)
-                         or _names_a_password(name) and _chosen_password(value, name)):
+        if strength and "/" not in value and (_machine_made_setting(value, name, strength)
+                                              or _names_a_password(name) and _chosen_password(value, name)):
             yield match.span("value")
-    for line in capped(_COOKIE_LINE.finditer(text) if "ookie" in lowered or "-b " in text else ()):
-        for cookie in capped(_SESSION_COOKIE.finditer(text, line.start(1), line.end(1))):
+
+
+# Cookies sent with a request: a `Cookie:` header (in JSON and a HAR too), curl's `-b '…'`. A session's cookie is
+# its credential.
+_COOKIE_LINE = re.compile(r"(?i:\bcookie[\"']?[ \t]*:[ \t]*[\"']?|\"cookie\",[ \t]*\"value\":[ \t]*\""
+                          r"|(?<![\w-])(?:-b|--cookie)[ \t]++[\"']?(?=[^\s\"'=;]{1,60}=))([^\n\"']{1,2000}+)")
+_SESSION_COOKIE = re.compile(r"(?:^|;[ \t]*)(?i:[\w.-]{0,30}?(?:sess|sid|session|auth|token)[\w.-]{0,30}?)="
+                             r"\\?\"?([^;\s\"\\]{16,400}+)")
+_COOKIES_PER_LINE = 64
+
+
+def find_session_cookies(text: str) -> Iterator[Range]:
+    """The session cookies a request sends: machine-made values under a session's or a token's name."""
+    if "ookie" not in text and "-b " not in text:
+        return
+    for line in capped(_COOKIE_LINE.finditer(text)):
+        offset = line.start(1)
+        for cookie in capped(_SESSION_COOKIE.finditer(line.group(1)), _COOKIES_PER_LINE):
             value = cookie.group(1)
             if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
-                yield cookie.span(1)
+                yield offset + cookie.start(1), offset + cookie.end(1)
 
 
 def find_passwords(text: str) -> Iterator[Range]:
@@ -1466,6 +1501,8 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_multiple_assignments(text)
     yield from find_declared_defaults(text)
     yield from find_directive_secrets(text)
+    yield from find_nested_values(text)
+    yield from find_session_cookies(text)
     yield from find_listed_passwords(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
@@ -1477,7 +1514,9 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_telegram(text)
     yield from find_generated_keys(text)
     lowered = lower_aligned(text)
-    yield from (span for span in _spans(_COMMON_PASSWORD, lowered) if not text.startswith(_KEYBOARD, span[0]))
+    yield from (span for span in _spans(_COMMON_PASSWORD, lowered)
+                if not (text.startswith(_KEYBOARD, span[0]) or lowered.startswith("qwerty", span[0])
+                        and text[span[0] - 1:span[0]] in _SETTING_MARKS))
     for match in capped(_AUTH_SCHEME.finditer(lowered)):
         start = match.start()
         value = text[match.start(1):match.end(1)]
@@ -1693,6 +1732,14 @@ def _table_secret(text: str, cell: tuple[int, int], name: str) -> Range | None:
     return None
 
 
+# "Heslo" is also Czech for a dictionary's headword, "parola" Italian for a word: not over a column of passwords.
+_PASSWORD_COLUMNS = _PASSWORD_TRANSLATIONS - {"heslo", "parola"}
+
+
+def _translates_password(header: str) -> bool:
+    return header.strip(" *").lower() in _PASSWORD_COLUMNS
+
+
 def find_table_credentials(text: str) -> Iterator[Range]:
     if "|" not in text:
         return
@@ -1706,9 +1753,8 @@ def find_table_credentials(text: str) -> Iterator[Range]:
         cells = _cells(text, *line.span())
         names = [text[start:end] if end - start <= _NAME_MAX else "" for start, end in cells]
         if _JIRA_HEADER.match(line.group()) or _MARKDOWN_RULE.match(text, line.end() + 1):
-            columns = {index: "password" if name.strip(" *").lower() in _PASSWORD_TRANSLATIONS else name
-                       for index, name in enumerate(names)
-                       if _credential_name(name) == 2 or name.strip(" *").lower() in _PASSWORD_TRANSLATIONS}
+            columns = {index: "password" if _translates_password(name) else name
+                       for index, name in enumerate(names) if _credential_name(name) == 2 or _translates_password(name)}
             # Under a header only a "Value" column gives the value of the name beside it: in `| Field | Type |`
             # the cell after "token" is its type.
             value_columns = {index for index, name in enumerate(names) if name.lower().strip("*") in _VALUE_HEADERS}
@@ -1737,7 +1783,9 @@ _NAME_VALUE_LINE = re.compile(
 )
 _HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
 # Names of ids, in a header dump too: `x-request-id`, `cf-ray`, `traceparent`.
-_ID_NAME_ENDS = (["id"], ["sid"], ["ray"], ["traceparent"], ["trace"], ["span"], ["etag"])
+_ID_NAME_ENDS = frozenset({"id", "sid", "ray", "traceparent", "trace", "span", "etag"})
+# Names of values published by design: a CAPTCHA's site key, a domain's verification record, a public key.
+_PUBLISHED_NAME = re.compile(r"(?i:site[-_]?key|(?:site|domain)-verification|public|publishable)[:=]?$")
 _JOINED_WORD = re.compile(r"(?:^|[-_])(?=[a-z]*[g-z])[a-z]{4,}(?:$|[-_])")
 _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
                            "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",
@@ -1800,8 +1848,8 @@ def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Ra
 def find_name_value_lines(text: str) -> Iterator[Range]:
     for match in _NAME_VALUE_LINE.finditer(text):
         name, value = match.group(1), match.group(2)
-        if name.lower().rstrip(":") in _DIGEST_NAMES or _name_words(name)[-1:] in _ID_NAME_ENDS \
-                or OBJECT_ID.fullmatch(value) or base64_of_data(value):
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _ID_NAME_ENDS.intersection(_name_words(name)[-1:]) \
+                or _PUBLISHED_NAME.search(name) or OBJECT_ID.fullmatch(value) or base64_of_data(value):
             continue
         letters = sum(c.isalpha() for c in value[:PROBE])
         digits = sum(c.isdigit() for c in value[:PROBE])

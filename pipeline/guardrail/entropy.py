@@ -91,11 +91,10 @@ _PUBLIC_BASE64 = ("iVBORw0KGgo", "/9j/", "R0lGOD", "MIIBIjANBgkqhkiG9w0BAQEFAAOC
 _KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}|Qm[1-9A-HJ-NP-Za-km-z]{44}")
 # Headers that carry a request's id: `X-Amz-Cf-Id: …`, `x-amz-id-2: …`, `X-Request-Id: …`.
 _REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id|x-request-id|x-correlation-id|"
-                                r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$"
-                                # a HAR's header pair (`{"name": "etag", "value": "…"}`), a resource's `id = "…"`,
-                                # a domain's verification record (`google-site-verification=…`)
-                                r"|(?i:\"(?:etag|x-request-id|x-amz-cf-id|cf-ray)\",[ \t]*\"value\":[ \t]*\")$"
-                                r"|(?<![\w-])(?:id|Id|ID)[\"']?[ \t]*[:=][ \t]*[\"']$|-verification=$")
+                                r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$")
+# Values published by design: a domain's verification record (`google-site-verification=…`), a CAPTCHA's site key
+# (`data-sitekey="…"`, `RECAPTCHA_SITE_KEY=…`).
+_PUBLIC_BEFORE = re.compile(r"(?i:(?:site|domain)-verification|site[-_]?key)[\"']?[ \t]*[:=][ \t]*[\"']?$")
 
 
 # An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,
@@ -135,6 +134,7 @@ def find_random_tokens(text: str) -> Iterator[Range]:
         if end - start < _MIN_LENGTH or OBJECT_ID.fullmatch(text, start, end) \
                 or _KNOWN_ID.fullmatch(text, start, end) or _CURSOR_BEFORE.search(text, max(0, start - 40), start) \
                 or _REQUEST_ID_BEFORE.search(text, max(0, start - 40), start) \
+                or _PUBLIC_BEFORE.search(text, max(0, start - 40), start) \
                 or _JWK_PUBLIC_BEFORE.search(text, max(0, start - 12), start):
             continue
         if base64_of_data(text[start:end]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from bisect import bisect_right
 
@@ -127,22 +128,34 @@ def inside(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
     return index >= 0 and ranges[index][0] <= start and end <= ranges[index][1]
 
 
-# Base64 of JSON opens with "ey" (`{"`) or "W" (`[`); what it holds is data unless it names a credential (a
-# `.dockerconfigjson`'s `{"auths": …}`). Judged by its first characters.
+# Base64 of JSON opens with "ey" (`{"`) or "W" (`[`). What it holds is data when no key names a credential and no
+# string in it could be one (8 or more characters mixing letters and digits, a URL, an address); a longer blob is
+# not judged.
 _JSON_HEAD = ("eyJ", "eyAi", "W3", "WyJ")
-_CREDENTIAL_IN_JSON = re.compile(r"auth|pass|secret|token|key|credential|cookie|session", re.IGNORECASE)
-_BASE64_PROBE = 512
+_BASE64_DATA_MAX = 4096
+_CREDENTIAL_KEY = re.compile(r"auth|pass|pw|secret|token|key|cred|cookie|session|sig|dsn|conn|cert|^sid$|^sk$",
+                             re.IGNORECASE)
+_MIXED = re.compile(r"(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[^\s]{8,}")
+
+
+def _harmless_json(node: object) -> bool:
+    if isinstance(node, dict):
+        return all(not _CREDENTIAL_KEY.search(str(key)) and _harmless_json(value) for key, value in node.items())
+    if isinstance(node, list):
+        return all(_harmless_json(item) for item in node)
+    if isinstance(node, str):
+        return not _MIXED.search(node) and "://" not in node and "@" not in node
+    return True
 
 
 def base64_of_data(value: str) -> bool:
-    """Whether `value` is base64 of a JSON document that names no credential (`eyJsb2NhbGUiOiJwdC1CUiJ9`, a
-    ConfigMap's flags, a Pub/Sub message's data)."""
-    if not value.startswith(_JSON_HEAD) or "." in value:
+    """Whether `value` is base64 of a JSON document with nothing in it a credential could be (a ConfigMap's
+    `{"locale": "pt-BR"}`, a Pub/Sub message's event)."""
+    if not value.startswith(_JSON_HEAD) or "." in value or len(value) > _BASE64_DATA_MAX:
         return False  # a JWT's parts are joined with dots
-    probe = value[:_BASE64_PROBE]
-    probe = probe[:len(probe) - len(probe) % 4]
+    padded = value.replace("-", "+").replace("_", "/") + "=" * (-len(value) % 4)
     try:
-        decoded = base64.b64decode(probe.replace("-", "+").replace("_", "/"), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+        decoded = json.loads(base64.b64decode(padded, validate=True).decode("utf-8"))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
-    return decoded.lstrip()[:1] in "{[" and decoded.isprintable() and not _CREDENTIAL_IN_JSON.search(decoded)
+    return isinstance(decoded, (dict, list)) and _harmless_json(decoded)
