@@ -1570,6 +1570,34 @@ def test_public_keys_labels_templates_open_licences_ids_and_verification_records
     assert mask(text) == text
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    (("<tls-auth>\n-----BEGIN OpenVPN Static key V1-----\n636ef2416f0d310a67ed81c01de46161\n"
+      "8af7562e718ab6a175b70bf9247fdfb6\n-----END OpenVPN Static key V1-----\n</tls-auth>"), "636ef2416f0d310a"),
+    ("rabbitmqctl add_user orders_svc 'VSt9#pLq2mXc7Rw4'", "VSt9#pLq2mXc7Rw4"),
+    ("remote_username plant3\nremote_password Tehdas3_Kuusi!\ntopic telemetry/# out 1", "Tehdas3_Kuusi!"),
+    ("security import dist.p12 -k build.keychain -P 'Kaffe.Regn.2023' -T /usr/bin/codesign", "Kaffe.Regn.2023"),
+    ('param("env.NEXUS_PASSWORD", "Cesky_Krumlov_1992")', "Cesky_Krumlov_1992"),
+    ("ldapsearch -H ldaps://dc01.corp.local -x \\\n  -D \"CN=svc,DC=corp\" \\\n  -w 'AZw5vHZmre3E' \\\n  -b \"DC=corp\"",
+     "AZw5vHZmre3E"),
+    ("jdbc:oracle:thin:fin_etl/Kolibri#Sever88@//ora-fin-02.internal:1521/FINPDB1", "Kolibri#Sever88"),
+])
+def test_openvpn_keys_broker_and_tool_passwords_and_oracle_logins_go(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "    proxy_pass http://backend:8080;",
+    "SqlServerConfig -ConfigurationData $ConfigData -SqlServiceCredential $svcCred",
+    "The <token> part needs to be replaced with the access token.",
+    '  "client_id": "104772518830562917340",',
+    './gradlew publish -PnexusUser=%env.NEXUS_USER% -PnexusPassword=%env.NEXUS_PASSWORD%',
+    'cloud.id: "logs-prod:ZXVyb3BlLXdlc3Q0LmdjcC5lbGFzdGljLWNsb3VkLmNvbTo0NDMkNjgwMzg5YjMyM2U0MGNjMWU4ZjZm"',
+    '-hostkey="ssh-ed25519 255 VPAiq3J24NPpgv1TsmT+XE7vj3AU8ml1by9Skj5L29I"',
+])
+def test_a_proxy_a_variable_a_prose_tag_a_numeric_client_id_a_deployment_id_and_a_host_key_stay(text):
+    assert mask(text) == text
+
+
 def test_a_multipart_boundary_is_not_a_secret_but_a_token_inside_a_part_is():
     boundary = "Tdv259AB4D2JOrezEkOphg5Ikreks3mIO2jC"
     token = "Xk29fLm3Qp8zTr4Wv8f3kQ9zLm2Xp7RtV"

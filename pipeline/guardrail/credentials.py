@@ -61,8 +61,8 @@ _JWT = re.compile(r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]{10,}+(?:\.
 # may be wrapped as a JSON or Java string (literal "\n", quotes, "+" concatenation); it stops at the
 # next "-----", so an unterminated block costs one pass, not one per header.
 _PEM = re.compile(
-    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----(?:[A-Za-z0-9+/=\s:,.()\\\"'`_]|-(?!----))*+"
-    r"(?:-----END [A-Z0-9 ]{1,40}-----)?"
+    r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40}|OpenVPN Static key V1)-----(?:[A-Za-z0-9+/=\s:,.()\\\"'`_]|-(?!----))*+"
+    r"(?:-----END (?:[A-Z0-9 ]{1,40}|OpenVPN Static key V1)-----)?"
 )
 # A PuTTY key file (.ppk): its private lines and the MAC over them; the public lines before them are published.
 _PUTTY_PRIVATE = re.compile(r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n(?P<body>(?:[ \t]*[A-Za-z0-9+/=]{4,200}+[ \t]*\r?\n){1,400}+"
@@ -237,7 +237,7 @@ _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
 _PLACEHOLDER = re.compile(
     r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@:]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
-    r"\[[^\]]*\]|\(\w+\)|%\w+%|@\w+@|(?i:\$?env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
+    r"\[[^\]]*\]|\(\w+\)|%[\w.]+%|@\w+@|(?i:\$?env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
     r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
     r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
 )
@@ -577,6 +577,8 @@ _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
 _MASKED_END = re.compile(r"[*•#]{8}$")
+# A variable of PowerShell, PHP or a shell, named in camelCase (`-Credential $svcCred`).
+_VARIABLE = re.compile(r"\$[a-z_][A-Za-z_]{1,40}")
 # A template's tag: Jinja's, Liquid's and Insomnia's `{% response 'body', … %}`.
 _TEMPLATE_TAG = re.compile(r"\{%.{0,300}%\}")
 # A prefix and the last few characters around a mask or an ellipsis: `sk-...6WF7`, `xoxb-****`, `ghp_…a91F`.
@@ -590,7 +592,7 @@ def _is_placeholder(value: str) -> bool:
     value = value[:PROBE]
     if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
         return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if _TEMPLATE_TAG.match(value) or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
+    if _TEMPLATE_TAG.match(value) or _VARIABLE.fullmatch(value) or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
             c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
         return True
     if _FORMAT_FIELD.search(value):
@@ -623,7 +625,7 @@ _KUBERNETES_NAME = re.compile(r"[a-z]{2,20}(?:-[a-z]{2,20}){1,5}(?:-[a-z0-9]{5,1
 _WORDS_THEN_DIGEST = re.compile(r"(?:[A-Za-z]{2,20}[-_.]){2,6}[0-9a-f]{16,}")
 # A call that assigns its second argument to the first, up to the name: PHP's `define('DB_PASSWORD', …)`,
 # Spark's `.option("password", …)`, `props.setProperty("password", …)`, `conf.set(…)`, `map.put(…)`.
-_DEFINE_BEFORE = re.compile(r"\b(?:define|option|set|put|setproperty|setenv|putenv|property|config|conf)"
+_DEFINE_BEFORE = re.compile(r"\b(?:define|option|set|put|setproperty|setenv|putenv|property|config|conf|param)"
                             r"[ \t]*\([ \t]*[\"']$")
 # Before a bare "key", the word that makes it a key into data or a key's id ("the primary key …", "using RSA key …").
 # Before a bare "key" also a key's algorithm, and a Kafka record's or a message's key (`Poison message key: order_x…`;
@@ -722,6 +724,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         else:
             start = value_start
             value, end = _bare_value(text, start, bare.match(start))
+            if gap.group("close") == ">" and value.isalpha() and value.islower():
+                continue  # a placeholder in prose, no element: "The <token> part needs to be replaced"
             if text.startswith("&", end) and gap.group("sep").strip() in ("=", ":") \
                     and gap.group("sep") != gap.group("sep").strip():
                 # spaced, a setting's line (`admin_password = Wombat&Biscuit3`), not a URL's query: "&" is the value's
@@ -855,6 +859,8 @@ def find_named_values(text: str) -> Iterator[Range]:
         elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
             continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
+            if value.isdigit() and tuple(_name_words(name)[-2:]) in _ID_PAIRS:
+                continue  # Google's numeric `client_id` of a service account: an id
             # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
             if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
                     or value.isdigit() and len(value) >= 16 or ending.group("word") == "pass"):
@@ -960,7 +966,7 @@ _PROMPTING_CLIENT = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b")
 # … /user:X …` and PowerShell's `ConvertTo-SecureString "…" -AsPlainText`.
 _TOOL_PASSWORD = re.compile(
     r"\b(?:(?:sqlcmd|bcp|osql)\b[^\n|;&]{0,200}?[ \t]-P[ \t]*|ldap(?:search|modify|add|delete|passwd|whoami|compare)\b"
-    r"[^\n|;&]{0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
+    r"(?:[^\n|;&\\]|\\\r?\n|\\){0,300}?[ \t]-w[ \t]+|mysql(?:dump|admin|import|check|show)?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])|"
     r"redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+|ftp>[ \t]*(?:quote[ \t]+)?PASS[ \t]+|"
     r"(?i:net[ \t]+use)\b[^\n|;&]{0,200}?[ \t]/user:\S{1,100}+[ \t]+(?![/*])|"
     r"ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?=[\"'][^\"'\n]{1,300}+[\"'][ \t]+-AsPlainText)|"
@@ -973,7 +979,7 @@ _TOOL_PASSWORD = re.compile(
     r"(?i:net[ \t]+user)[ \t]+[^\s/]{1,64}+[ \t]+(?![/*])|(?i:cmdkey)\b[^\n|;&]{0,200}?[ \t]/pass:|"
     r"(?i:net[ \t]+use)[ \t]+(?:[A-Za-z]:[ \t]+)?\\\\\S{1,200}+[ \t]+(?![/*])(?=\S{1,300}+[ \t]+/user:)|"
     r"\bsecurity[ \t]+(?:add-generic-password|add-internet-password|unlock-keychain|create-keychain|"
-    r"set-keychain-password)\b[^\n|;&]{0,300}?[ \t]-[wpP][ \t]+)"
+    r"set-keychain-password|import)\b[^\n|;&]{0,300}?[ \t]-[wpP][ \t]+)"
     r"(?:'([^'\n]{1,300}+)'|\"([^\"\n]{1,300}+)\"|([^\s'\"]{1,300}+))"
     r"|-pass(?:in|out)?[ \t]+pass:([^\s'\"]{1,300}+)|(?<!\S)\+login[ \t]+[^\s+]{1,64}+[ \t]+([^\s+'\"]{1,300}+)"
 )
@@ -1434,10 +1440,17 @@ _SECRET_DIRECTIVE = re.compile(
     r"|^[ \t]*+(?:stats[ \t]++auth[ \t]++[^\s:]{1,64}+:|user[ \t]++\S{1,64}+[ \t]++insecure-password[ \t]++"
     r"|snmp-server[ \t]++community[ \t]++(?:[07][ \t]++)?|r[ow]community6?[ \t]++)"
     r"|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]*+(?=[\"'])|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]++"
-    r"|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])",
+    r"|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])"
+    # RabbitMQ's `rabbitmqctl add_user <user> <password>` and `change_password`; a space-separated config's own
+    # line (Mosquitto's `remote_password …`, `bind_password …`; not nginx's `proxy_pass …`); Oracle's `user/password@`
+    # (JDBC thin, sqlplus)
+    r"|\brabbitmqctl[ \t]++(?:add_user|change_password)[ \t]++[\"']?[^\s\"']{1,64}+[\"']?[ \t]++"
+    r"|^[ \t]*+[a-z]{1,20}+_(?:password|passwd|pwd|secret)[ \t]++(?=[^\s=:][^\s]*+[ \t]*+\r?$)"
+    r"|\bjdbc:oracle:thin:[^/\s@:]{1,64}+/|\bsqlplus[ \t]++[^/\s@]{1,64}+/",
     re.MULTILINE)
-_DIRECTIVE_VALUE = re.compile(r"[\"']?([^\s\"']{4,300}+)")
-_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community", "zip", "7z")
+_DIRECTIVE_VALUE = re.compile(r"[\"']?([^\s\"'@]{4,300}+)")
+_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community", "zip", "7z", "rabbitmqctl",
+                    "_passw", "_pwd", "_secret", "oracle:thin", "sqlplus")
 
 
 def find_directive_secrets(text: str) -> Iterator[Range]:

@@ -94,7 +94,11 @@ _REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id
                                 r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$")
 # Values published by design: a domain's verification record (`google-site-verification=…`), a CAPTCHA's site key
 # (`data-sitekey="…"`, `RECAPTCHA_SITE_KEY=…`).
-_PUBLIC_BEFORE = re.compile(r"(?i:(?:site|domain)-verification|site[-_]?key)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_PUBLIC_BEFORE = re.compile(r"(?i:(?:site|domain)-verification|site[-_]?key)[\"']?[ \t]*[:=][ \t]*[\"']?$"
+                            # Elastic Cloud's deployment id, the host and ids in base64 after a label
+                            r"|(?i:cloud[._]id)[\"']?[ \t]*[:=][ \t]*[\"']?[\w.-]{0,40}:$"
+                            # a host key's fingerprint: `ssh-ed25519 255 VPAiq3…`, `SHA256:VPAiq3…`
+                            r"|(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d{3})[ \t]+\d{3,4}[ \t]+$|SHA256:$")
 
 
 # An opaque position in a listing: `"nextPageToken": "…"`, `"_scroll_id":"…"`, `"endCursor": "…"`,

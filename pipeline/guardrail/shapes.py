@@ -37,7 +37,7 @@ ORDINARY_CREDENTIAL_ENDINGS = frozenset({"monkey", "turkey", "hockey", "jockey",
                                          "surpass", "trespass", "overpass", "underpass", "askpass", "hotkey", "passkey",
                                          "breadcrumb", "breadcrumbs",
                                          "jsonwebtoken",  # the JWT library's name: `io.jsonwebtoken:jjwt-api:0.11.5`
-                                         "sitekey"})  # reCAPTCHA's and Turnstile's site key: public in the page
+                                         "sitekey", "hostkey"})  # reCAPTCHA's and Turnstile's site key: public in the page
 # A word of three or more letters in one case, or capitalised: what identifiers and prose are built of.
 WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 
