@@ -24,6 +24,7 @@ from reqgate.pipeline.guardrail.shapes import (
     HANDLE_WORDS,
     OBJECT_ID,
     ORDINARY_CREDENTIAL_ENDINGS,
+    PUBLISHED_VALUE_NAME,
     UUID,
     WORD,
     base64_of_data,
@@ -87,7 +88,9 @@ def find_gitlab(text: str) -> Iterator[Range]:
     return _spans(_GITLAB, text)
 
 
-_MASK_RUN = re.compile(r"[#*•]{4}")
+# What masks a secret's characters: "****", "••••", "####".
+_MASK = "*•#"
+_MASK_RUN = re.compile(f"[{_MASK}]{{4}}")
 
 
 def find_slack(text: str) -> Iterator[Range]:
@@ -576,7 +579,7 @@ _FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
 _NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
 
 
-_MASKED_END = re.compile(r"[*•#]{8}$")
+_MASKED_END = re.compile(f"[{_MASK}]{{8}}$")
 # A variable of PowerShell, PHP or a shell, named in camelCase (`-Credential $svcCred`).
 _VARIABLE = re.compile(r"\$[a-z_][A-Za-z_]{1,40}")
 # A template's tag: Jinja's, Liquid's and Insomnia's `{% response 'body', … %}`.
@@ -584,7 +587,7 @@ _TEMPLATE_TAG = re.compile(r"\{%.{0,300}%\}")
 # A prefix and the last few characters around a mask or an ellipsis: `sk-...6WF7`, `xoxb-****`, `ghp_…a91F`.
 # The head shown is a vendor's prefix (ending in a joiner, or a few characters), not a piece of the secret.
 _SHOWN_MASKED = re.compile(r"(?:[A-Za-z0-9]{0,5}|[A-Za-z0-9_]{1,12}[-_](?:[A-Za-z0-9]{1,8}[-_]){0,2})"
-                           r"(?:[*•#]{3,}|\.{3}|…)[A-Za-z0-9]{0,6}")
+                           f"(?:[{_MASK}]{{3,}}|\\.{{3}}|…)[A-Za-z0-9]{{0,6}}")
 _MASKED_PREFIX = 4  # letters a masked value may still show: a prefix such as "xoxp"; the rest is ids
 
 
@@ -608,7 +611,7 @@ def _is_placeholder(value: str) -> bool:
         return True
     if len(set(value.lower()) - _SYMBOLS) <= 1:
         return True  # "xxxxxx", "000000", "******"
-    masked = sum(c in "*•#" for c in value)
+    masked = sum(c in _MASK for c in value)
     if masked >= 6 and len(value) - masked <= max(6, masked // 2) or _SHOWN_MASKED.fullmatch(value) \
             or _MASKED_END.search(value) and sum(map(str.isalpha, value)) <= _MASKED_PREFIX:
         return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F", "…-#####"
@@ -1324,6 +1327,7 @@ _MULTIPLE_ASSIGNMENT = re.compile(
     r"\)?[ \t]*+;?[ \t]*+(?:(?:#|//|--)[^\n]*+)?\r?$",
     re.MULTILINE)
 _LIST_SEPARATOR = re.compile(r"[ \t]*,[ \t]*")
+_LISTED_VALUES = re.compile(_LISTED_VALUE)
 
 
 @lru_cache(maxsize=1)
@@ -1338,7 +1342,7 @@ def find_multiple_assignments(text: str) -> Iterator[Range]:
     """Each value of a multiple assignment whose name names a credential."""
     for match in _multiple_assignments(text):
         names = _LIST_SEPARATOR.split(match.group("names"))
-        values = [(value.start(), value.group()) for value in re.finditer(_LISTED_VALUE, match.group("values"))]
+        values = [(value.start(), value.group()) for value in _LISTED_VALUES.finditer(match.group("values"))]
         if len(names) != len(values):
             continue
         for name, (offset, value) in zip(names, values, strict=True):
@@ -1347,8 +1351,9 @@ def find_multiple_assignments(text: str) -> Iterator[Range]:
                 strength, name = 2, "password"  # a lone `pass` given beside a user (`my ($user, $pass) = …`)
             quoted = value[:1] in "\"'" and len(value) >= 2
             inner = value[1:-1] if quoted else value
-            if strength and (_machine_made_setting(inner, name, strength)
-                             or quoted and _names_a_password(name) and _chosen_password(inner, name)):
+            # unquoted, a chosen password would be a name (`user, password = admin, pw`)
+            if strength and (_assigned_credential(inner, name, strength) if quoted
+                             else _machine_made_setting(inner, name, strength)):
                 start = match.start("values") + offset + quoted
                 yield start, start + len(inner)
 
@@ -1425,6 +1430,11 @@ def _chosen_password(value: str, name: str) -> bool:
         or _capitalised_passphrase(value)
 
 
+def _assigned_credential(value: str, name: str, strength: int) -> bool:
+    """A literal given to a name that names a credential: made by a machine, or chosen under a password's name."""
+    return _machine_made_setting(value, name, strength) or _names_a_password(name) and _chosen_password(value, name)
+
+
 def _stored_secret(value: str) -> bool:
     """A value stored where only secrets go (a .pgpass line, a KV store): machine-made, not a host or a flag
     such as `db.internal` or `checkout-v2`."""
@@ -1474,8 +1484,7 @@ def find_nested_values(text: str) -> Iterator[Range]:
     for match in capped(_NESTED_VALUE.finditer(lowered) if "<value>" in lowered else ()):
         strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start("value"):match.end("value")]
-        if strength and "/" not in value and (_machine_made_setting(value, name, strength)
-                                              or _names_a_password(name) and _chosen_password(value, name)):
+        if strength and "/" not in value and _assigned_credential(value, name, strength):
             yield match.span("value")
 
 
@@ -1498,6 +1507,15 @@ def find_session_cookies(text: str) -> Iterator[Range]:
             value = cookie.group(1)
             if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
                 yield offset + cookie.start(1), offset + cookie.end(1)
+
+
+def find_common_passwords(text: str) -> Iterator[Range]:
+    """The breach lists' favourites, not a keyboard's name (`QWERTY105`, `keyboard=qwerty105`)."""
+    lowered = lower_aligned(text)
+    for start, end in _spans(_COMMON_PASSWORD, lowered):
+        if not (text.startswith(_KEYBOARD, start)
+                or lowered.startswith("qwerty", start) and text[start - 1:start] in _SETTING_MARKS):
+            yield start, end
 
 
 def find_passwords(text: str) -> Iterator[Range]:
@@ -1527,9 +1545,7 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_telegram(text)
     yield from find_generated_keys(text)
     lowered = lower_aligned(text)
-    yield from (span for span in _spans(_COMMON_PASSWORD, lowered)
-                if not (text.startswith(_KEYBOARD, span[0]) or lowered.startswith("qwerty", span[0])
-                        and text[span[0] - 1:span[0]] in _SETTING_MARKS))
+    yield from find_common_passwords(text)
     for match in capped(_AUTH_SCHEME.finditer(lowered)):
         start = match.start()
         value = text[match.start(1):match.end(1)]
@@ -1798,7 +1814,7 @@ _HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
 # Names of ids, in a header dump too: `x-request-id`, `cf-ray`, `traceparent`.
 _ID_NAME_ENDS = frozenset({"id", "sid", "ray", "traceparent", "trace", "span", "etag"})
 # Names of values published by design: a CAPTCHA's site key, a domain's verification record, a public key.
-_PUBLISHED_NAME = re.compile(r"(?i:site[-_]?key|(?:site|domain)-verification|public|publishable)[:=]?$")
+_PUBLISHED_NAME = re.compile(f"(?i:{PUBLISHED_VALUE_NAME}|public|publishable)[:=]?$")
 _JOINED_WORD = re.compile(r"(?:^|[-_])(?=[a-z]*[g-z])[a-z]{4,}(?:$|[-_])")
 _DIGEST_NAMES = frozenset({"commit", "sha", "sha1", "sha256", "sha512", "md5", "hash", "digest", "checksum", "rev",
                            "revision", "build", "version", "id", "uuid", "guid", "change", "changeset", "ref",

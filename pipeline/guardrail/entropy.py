@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reqgate.pipeline.guardrail.budget import PROBE, capped, judged_once
-from reqgate.pipeline.guardrail.shapes import OBJECT_ID, WORD, base64_of_data
+from reqgate.pipeline.guardrail.shapes import OBJECT_ID, PUBLISHED_VALUE_NAME, WORD, base64_of_data
 
 Range = tuple[int, int]
 
@@ -92,9 +92,8 @@ _KNOWN_ID = re.compile(r"I[0-9a-f]{40}|0(?:0[a-z]|oa)[0-9A-Za-z]{17}|Qm[1-9A-HJ-
 # Headers that carry a request's id: `X-Amz-Cf-Id: …`, `x-amz-id-2: …`, `X-Request-Id: …`.
 _REQUEST_ID_BEFORE = re.compile(r"(?i:x-amz-cf-id|x-amz-id-2|x-amzn?-request-?id|x-request-id|x-correlation-id|"
                                 r"x-trace-id|request[- ]id)[ \t]*:[ \t]*$")
-# Values published by design: a domain's verification record (`google-site-verification=…`), a CAPTCHA's site key
-# (`data-sitekey="…"`, `RECAPTCHA_SITE_KEY=…`).
-_PUBLIC_BEFORE = re.compile(r"(?i:(?:site|domain)-verification|site[-_]?key)[\"']?[ \t]*[:=][ \t]*[\"']?$"
+# After a name of a value published by design (a verification record, a CAPTCHA's site key):
+_PUBLIC_BEFORE = re.compile(f"(?i:{PUBLISHED_VALUE_NAME})" r"[\"']?[ \t]*[:=][ \t]*[\"']?$"
                             # Elastic Cloud's deployment id, the host and ids in base64 after a label
                             r"|(?i:cloud[._]id)[\"']?[ \t]*[:=][ \t]*[\"']?[\w.-]{0,40}:$"
                             # a host key's fingerprint: `ssh-ed25519 255 VPAiq3…`, `SHA256:VPAiq3…`

@@ -128,6 +128,10 @@ def inside(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
     return index >= 0 and ranges[index][0] <= start and end <= ranges[index][1]
 
 
+# Names of values published by design: a domain's verification record (`google-site-verification=…`), a CAPTCHA's
+# site key (`data-sitekey`, `RECAPTCHA_SITE_KEY`).
+PUBLISHED_VALUE_NAME = r"(?:site|domain)-verification|site[-_]?key"
+
 # Base64 of JSON opens with "ey" (`{"`) or "W" (`[`). What it holds is data when no key names a credential and no
 # string in it could be one (8 or more characters mixing letters and digits, a URL, an address); a longer blob is
 # not judged.
