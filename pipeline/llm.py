@@ -35,6 +35,9 @@ log = get_logger(__name__)
 
 # Statuses worth another attempt: request timeout, rate limit, server errors including 529 overloaded.
 _RETRY_STATUSES = frozenset({408, 429})
+# Less time than this left before the deadline cannot carry a request to the API and back: no attempt is made then
+# (one would be counted though its request may never leave the process).
+_MIN_ATTEMPT_S = 0.05
 _ERROR_TYPE = re.compile(r"^[a-z_]{1,40}$")
 
 
@@ -247,7 +250,7 @@ class LLMClient:
                 # Waiting for a slot is this process's queue, not the API being slow: it uses none of the deadline.
                 deadline += self._clock() - queued
                 timeout = min(self.settings.timeout_s, deadline - self._clock())
-                if timeout <= 0:
+                if timeout < min(_MIN_ATTEMPT_S, self.settings.timeout_s):
                     raise failed(f"deadline of {self.settings.deadline_s:g}s reached")
                 attempts += 1
                 try:
