@@ -14,7 +14,7 @@ from reqgate.pipeline.guardrail import mask, screen
 from reqgate.pipeline.guardrail.detect import KIND_BY_NAME
 from reqgate.pipeline.guardrail.normalize import normalize
 from reqgate.pipeline.guardrail.pii import iban_ok, luhn_ok
-from reqgate.pipeline.guardrail.shapes import pronounceable
+from reqgate.pipeline.guardrail.shapes import alphabet_typed, pronounceable
 from reqgate.pipeline.schemas import RequirementPacket
 
 DEFAULTS = load_default_config()
@@ -1626,4 +1626,46 @@ def test_a_password_in_a_prefixed_string_literal_is_redacted(text, secret):
     'password = "{apiKey2024}"',
 ])
 def test_a_format_string_whose_fields_carry_the_password_is_code(text):
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize("value", [
+    "ABCDEFGH-IJKLMNOP-QRSTUVWX", "abcDEFGhijKLmnoPQRstuvWX", "KLMN23-KLMN23-KLMN23-KLMN23", "sk_9001_abcdefabcdefabcdef",
+])
+def test_a_key_typed_as_the_alphabet_is_neither_words_nor_a_name(value):
+    assert alphabet_typed(value) and not pronounceable(value)
+
+
+@pytest.mark.parametrize("value", ["insertMessageStmt", "defaultFirstStudy", "abcd", "hijack_the_session", "Kq8wLm2xZr"])
+def test_words_and_random_letters_are_not_typed_as_the_alphabet(value):
+    assert not alphabet_typed(value)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Ledger-Key BCDEFGHI-JKLMNOPQ-RSTUVWXY", "BCDEFGHI-JKLMNOPQ"),
+    ("acmePRIVATEKEY abcDEFGhijKLMnopQRStuv", "abcDEFGhijKLMnopQRStuv"),
+    ("cinemaPRIVATE-KLMN23-KLMN23-KLMN23-KLMN23", "KLMN23-KLMN23-KLMN23"),
+    ("box office key sk_4321_765432_abcdefabcdefabcdefabcdefabcdefabcd", "abcdefabcdefabcdef"),
+    ("billing-SECRET-tok 7c1e0b9a-3f42-4d8e-9b61-0a5f2c7d9e13", "7c1e0b9a-3f42-4d8e"),
+    ('refresh_tok = "p8Vq2LmX4vR9tZ"', "p8Vq2LmX4vR9tZ"),
+    ("the streaming key server_4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0 expired", "4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0"),
+    ("web_9b2e4d6f8a1c3e5b7d9f0a2c4e6b8d1f", "9b2e4d6f8a1c3e5b7d9f0a2c4e6b8d1f"),
+    ("tracker ACCESS pqR7s8T9u0V1w2X", "pqR7s8T9u0V1w2X"),
+])
+def test_an_alphabet_key_an_abbreviated_token_dfuse_keys_and_a_capital_label_go(text, secret):
+    assert secret not in mask(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Allowed characters: ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "Base32 uses ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 as its alphabet",
+    "Loaded chunk web_4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0.js from the CDN",
+    "tiktok 1a2b3c4d-e89b-12d3-a456-426614174000",
+    "stock 7c1e0b9a-3f42-4d8e-9b61-0a5f2c7d9e13",
+    "web_assets_bundle_for_the_front_end_x",
+    "ACCESS LOG 2023-10-01 shows nothing",
+    "access abcDE12345678 denied",
+    "LOGIN USER123456789 then retry",
+])
+def test_an_alphabet_a_bundle_a_word_ending_in_tok_a_web_bundle_and_a_log_label_stay(text):
     assert mask(text) == text

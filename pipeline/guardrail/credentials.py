@@ -27,6 +27,7 @@ from reqgate.pipeline.guardrail.shapes import (
     PUBLISHED_VALUE_NAME,
     UUID,
     WORD,
+    alphabet_typed,
     base64_of_data,
     inside,
     pronounceable,
@@ -166,7 +167,9 @@ _PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
 _NAME_END = re.compile(
     r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login)"
+    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login|"
+    # "tok" shortens "token" after the word that makes it a credential: `access_tok`, `SECRET-tok`
+    r"(?:(?<=secret[_.-])|(?<=access[_.-])|(?<=refresh[_.-])|(?<=auth[_.-])|(?<=api[_.-]))tok)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
     r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root)"
     r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER +
@@ -189,7 +192,8 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
                            ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
-                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
+                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass"),
+                           ("secret", "tok"), ("access", "tok"), ("refresh", "tok"), ("auth", "tok"), ("api", "tok")})
 # .npmrc's credentials, each a name of its own: `//registry.example.com/:_auth=…`.
 _NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
@@ -344,9 +348,9 @@ _PASSPHRASE_JOINER = re.compile(r"[_.-]")
 
 
 def _worded(value: str) -> bool:
-    """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception"."""
+    """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception" (not "ABCDEFG-HIJKLMN")."""
     value = value[:PROBE]
-    return sum(len(m.group()) for m in WORD.finditer(value)) > len(value) * 0.45
+    return sum(len(m.group()) for m in WORD.finditer(value)) > len(value) * 0.45 and not alphabet_typed(value)
 
 
 def _long_random_word(value: str) -> bool:
@@ -851,10 +855,17 @@ def find_named_values(text: str) -> Iterator[Range]:
                 and _VALUE_END.match(text, end) is not None and _password_shaped(value, name)
             if not (default or alone or _mixed_random(value) or _long_random_word(value)
                     or quoted_match is not None and _looks_random(value) and not _worded(value)
-                    or value.isdigit() and len(value) >= 16):
+                    or value.isdigit() and len(value) >= 16
+                    # a key typed as the alphabet ("ABCDEFG-HIJKLMN-…"): scanners' fixtures report it as a key
+                    or len(value) >= 16 and alphabet_typed(value)):
                 continue
-            if strength == 1 and len(value) < 16:
-                continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
+            if strength == 1 and len(value) < 16 and not (
+                    len(value) >= 12 and value.isalnum() and _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
+                    and text[ending.start():ending.end("word")].isupper()):
+                # "login⏎220-IPv6": a weak name needs a long value when nothing ties them, unless the name is written
+                # in capitals, as a setting's label is, and the value has small letters, capitals and digits
+                # ("ACCESS abcDE1234567890")
+                continue
             if _KUBERNETES_NAME.fullmatch(value):
                 continue  # a pod's or volume's name in a listing: `smtp-creds kube-api-access-8pz4n`
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):

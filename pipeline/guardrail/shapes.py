@@ -51,11 +51,35 @@ _COMMON_SHARE = 0.5
 _CAMEL_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 
 
+# Letters typed in the alphabet's order: four in a row are in no word ("abcd", "KLMN"), and fixtures that stand in
+# for a key ("ABCDEFG-HIJKLMN-…", "abcDEFGhijKL…", "sk_5678_234567_abcdefabcdef…") are made of them.
+_ALPHABET_RUN = 4
+_TYPED_SHARE = 0.6
+
+
+def alphabet_typed(value: str) -> bool:
+    """Mostly letters typed in the alphabet's order, whatever their case and whatever stands between them: a
+    made-up key, neither words nor a name."""
+    letters = [c for c in value.lower() if "a" <= c <= "z"]
+    if len(letters) < 2 * _ALPHABET_RUN:
+        return False
+    typed = run = 0
+    for position, letter in enumerate(letters):
+        run = run + 1 if position and ord(letter) == ord(letters[position - 1]) + 1 else 1
+        if run == _ALPHABET_RUN:
+            typed += _ALPHABET_RUN  # the run is long enough: its letters count from its first
+        elif run > _ALPHABET_RUN:
+            typed += 1
+    return typed >= _TYPED_SHARE * len(letters)
+
+
 def pronounceable(value: str, capitals: bool = True) -> bool:
     """Mostly pronounceable words ("insertMessageStmt", "FetcherCacheTest"). A piece with no vowel, five
     consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
     "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces. Without `capitals`, runs
     of capitals ("HTTPS", or "WNTECOT" in a random token) are not words."""
+    if alphabet_typed(value):
+        return False
     worded = 0
     for match in (WORD if capitals else _CAMEL_WORD).finditer(value):
         piece = match.group().lower()
