@@ -1651,8 +1651,10 @@ def test_words_and_random_letters_are_not_typed_as_the_alphabet(value):
     ("the streaming key server_4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0 expired", "4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0"),
     ("web_9b2e4d6f8a1c3e5b7d9f0a2c4e6b8d1f", "9b2e4d6f8a1c3e5b7d9f0a2c4e6b8d1f"),
     ("tracker ACCESS pqR7s8T9u0V1w2X", "pqR7s8T9u0V1w2X"),
+    ("oauth.client.ID=q7w2e9r4t6y1u3i8o5p0a2s4d6", "q7w2e9r4t6y1u3i8o5p0a2s4d6"),
+    ("Client-Id: 3f2a1b7c-9d4e-4b6a-8c1f-2e3d4c5b6a7f", "3f2a1b7c-9d4e-4b6a-8c1f"),
 ])
-def test_an_alphabet_key_an_abbreviated_token_dfuse_keys_and_a_capital_label_go(text, secret):
+def test_an_alphabet_key_an_abbreviated_token_dfuse_keys_and_a_capital_label_and_a_dotted_client_id_go(text, secret):
     assert secret not in mask(text)
 
 
@@ -1660,6 +1662,8 @@ def test_an_alphabet_key_an_abbreviated_token_dfuse_keys_and_a_capital_label_go(
     "Allowed characters: ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
     "Base32 uses ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 as its alphabet",
     "Loaded chunk web_4f1c9a7e2b6d8053a1c7e9f2b4d6a8c0.js from the CDN",
+    "kafka client.id=orders-consumer-01",
+    "mosquitto_sub --client-id sensor-node-7f3a9b21 -t plant/#",
     "tiktok 1a2b3c4d-e89b-12d3-a456-426614174000",
     "stock 7c1e0b9a-3f42-4d8e-9b61-0a5f2c7d9e13",
     "web_assets_bundle_for_the_front_end_x",
@@ -1667,5 +1671,5 @@ def test_an_alphabet_key_an_abbreviated_token_dfuse_keys_and_a_capital_label_go(
     "access abcDE12345678 denied",
     "LOGIN USER123456789 then retry",
 ])
-def test_an_alphabet_a_bundle_a_word_ending_in_tok_a_web_bundle_and_a_log_label_stay(text):
+def test_an_alphabet_a_bundle_a_kafka_client_a_word_ending_in_tok_a_web_bundle_and_a_log_label_stay(text):
     assert mask(text) == text

@@ -167,7 +167,7 @@ _PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
 _NAME_END = re.compile(
     r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
     r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client_id|tenant_id|clientid|tenantid|test_reporter_id|authtok|pat|login|"
+    r"client[_.-]id|tenant[_.-]id|clientid|tenantid|test_reporter_id|authtok|pat|login|"
     # "tok" shortens "token" after the word that makes it a credential: `access_tok`, `SECRET-tok`
     r"(?:(?<=secret[_.-])|(?<=access[_.-])|(?<=refresh[_.-])|(?<=auth[_.-])|(?<=api[_.-]))tok)"
     r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
@@ -207,6 +207,7 @@ _NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
 _CURSOR_NAME_WORDS = CURSOR_WORDS | {"next", "resume"}
 # Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
 _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
+_DOTTED_ID = re.compile(r"(?i:client|tenant)[.-]id$")
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
 _NAME_MAX = 80
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -873,8 +874,11 @@ def find_named_values(text: str) -> Iterator[Range]:
         elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
             continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
-            if value.isdigit() and tuple(_name_words(name)[-2:]) in _ID_PAIRS:
-                continue  # Google's numeric `client_id` of a service account: an id
+            if tuple(_name_words(name)[-2:]) in _ID_PAIRS and (
+                    value.isdigit() or _DOTTED_ID.search(name) and not (value.isalnum() and len(value) >= 20 or UUID.fullmatch(value))):
+                # Google's numeric `client_id` of a service account is an id; Kafka's and MQTT's `client.id`,
+                # `--client-id` name a client ("orders-svc-7f3a9b21"); only a GUID or a machine-made run is an OAuth id
+                continue
             # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
             if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
                     or value.isdigit() and len(value) >= 16 or ending.group("word") == "pass"):
