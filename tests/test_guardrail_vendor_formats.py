@@ -29,7 +29,6 @@ TOKENS = (
     ("sha256~", "xt3ieDxlkFn0yENCUgFPHJzJRcNiLsSbVVOQX8ebLSf"),
     ("dnkey-", "puz9340sundzqnv7ie2xwcd2ib-pf4bq1osof8celv7cj2oyrbfve420md3o2hwe2hq72nf9aevsyyz"),
     ("web_", "k3v9q2m7x1c8z5b4n6w0r2t7y9u1i3o5"),
-    ("server_", "7d2f9a4c1e8b6d3f0a5c7e9b2d4f6a8c"),
     ("castai_v1_", "66if93Tzxf4FNriFilxXI8vba39gqjditWUjxF7gB1HRtBfsJE6AyaL90Qh0FB3x_6pKegc6z"),
     ("4b1d", "buKEgKQ8SA9f3BbgkSgnH7TJAMHwMiAa2zqjny"),
     ("akab-", "iud7dsugnj7s1u5j-j54dwwkg9ylzpnq5"),

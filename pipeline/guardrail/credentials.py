@@ -192,8 +192,7 @@ _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"),
                            ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
                            ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
                            ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
-                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass"),
-                           ("secret", "tok"), ("access", "tok"), ("refresh", "tok"), ("auth", "tok"), ("api", "tok")})
+                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
 # .npmrc's credentials, each a name of its own: `//registry.example.com/:_auth=…`.
 _NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
 _DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
@@ -322,6 +321,8 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
                                                                                      "access", "auth", "client"}):
         return 2
+    if last == "tok":
+        return 1  # `access_tok`, `SECRET-tok`; lexers name their tokens so too (`access_tok == 'readonly'`)
     if _DATA_KEY_WORDS.intersection(words):
         return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
     return 1
@@ -869,15 +870,18 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue
             if _KUBERNETES_NAME.fullmatch(value):
                 continue  # a pod's or volume's name in a listing: `smtp-creds kube-api-access-8pz4n`
-            if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value):
+            if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value) \
+                    and not alphabet_typed(value):
                 continue
         elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
             continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
             if tuple(_name_words(name)[-2:]) in _ID_PAIRS and (
-                    value.isdigit() or _DOTTED_ID.search(name) and not (value.isalnum() and len(value) >= 20 or UUID.fullmatch(value))):
+                    value.isdigit() or _DOTTED_ID.search(name) and not (UUID.fullmatch(value) or value.isalnum() and len(value) >= 20
+                                                         and not pronounceable(value))):
                 # Google's numeric `client_id` of a service account is an id; Kafka's and MQTT's `client.id`,
-                # `--client-id` name a client ("orders-svc-7f3a9b21"); only a GUID or a machine-made run is an OAuth id
+                # `--client-id` name a client ("orders-svc-7f3a9b21", "producerorderservice01"); only a GUID or a
+                # machine-made run is an OAuth id
                 continue
             # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
             if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)

@@ -55,11 +55,16 @@ _CAMEL_WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 # for a key ("ABCDEFG-HIJKLMN-…", "abcDEFGhijKL…", "sk_5678_234567_abcdefabcdef…") are made of them.
 _ALPHABET_RUN = 4
 _TYPED_SHARE = 0.6
+# Half the alphabet or more in one case and in order.
+_LISTED = re.compile("|".join(run[start:start + 13] for run in ("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+                              for start in range(14)))
 
 
 def alphabet_typed(value: str) -> bool:
     """Mostly letters typed in the alphabet's order, whatever their case and whatever stands between them: a
     made-up key, neither words nor a name."""
+    if _LISTED.search(value):
+        return False  # an alphabet listed whole, in one case, is a character set: `BASE64_CHARS = 'ABCDEFGHIJKLM…'`
     letters = [c for c in value.lower() if "a" <= c <= "z"]
     if len(letters) < 2 * _ALPHABET_RUN:
         return False
@@ -78,8 +83,6 @@ def pronounceable(value: str, capitals: bool = True) -> bool:
     consonants in a row ("Jrtpvyd", "jklmn") or mostly letter pairs that words seldom hold ("abcd", "ijkl",
     "Dfulghxvvm") is not a word: random letters and alphabet runs make such pieces. Without `capitals`, runs
     of capitals ("HTTPS", or "WNTECOT" in a random token) are not words."""
-    if alphabet_typed(value):
-        return False
     worded = 0
     for match in (WORD if capitals else _CAMEL_WORD).finditer(value):
         piece = match.group().lower()

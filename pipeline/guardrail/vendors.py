@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reqgate.pipeline.guardrail.budget import MAX_INNER_STARTS, PROBE, capped
-from reqgate.pipeline.guardrail.shapes import pronounceable, says_fake
+from reqgate.pipeline.guardrail.shapes import alphabet_typed, pronounceable, says_fake
 
 Range = tuple[int, int]
 
@@ -125,9 +125,8 @@ FORMATS: tuple[Format, ...] = (
     Format("Grafana service account token", "glsa_", B62_, 32, 64),
     Format("Grafana API key", "eyJrIjoi", B64, 70, 400),
     Format("Readme API key", "rdme_", LOWER, 60, 80),
-    # StreamingFast's (formerly dfuse's) keys, named for where they are used: "web_", "server_" and 32 characters.
+    # StreamingFast's (formerly dfuse's) web key: "web_" and 32 characters.
     Format("dfuse web key", "web_", LOWER, 32, 32),
-    Format("dfuse server key", "server_", LOWER, 32, 32),
     # Cloud
     Format("AWS access key id", "AKIA", UPPER, 16, 16),
     Format("AWS temporary access key id", "ASIA", UPPER, 16, 16),
@@ -359,7 +358,7 @@ _WEAK_PREFIXES = frozenset({"1000.", "na1.", "live_", "key-", "SK", "AC", "s.", 
                             "sat.", "cio", "aio_", "fc-", "4b1d", "A3T", "v1.0-", "ctp_", "cto_", "ctr_", "ddp_", "ddw_",
                             "hf_", "xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxr-", "xoxe-", "xoxe.xox", "xoxs-",
                             "key_", "live_auth_", "salad_cloud_user_", "napi_", "csk-", "flp_", "cflt", "Mid-server-",
-                            "SB-Mid-server-", "web_", "server_"})
+                            "SB-Mid-server-", "web_"})
 
 _MIN_TOKEN = min(len(f.prefix) + max(f.min_len, 1) for f in FORMATS)
 _HEADS = frozenset(p[:2] for p in _BY_PREFIX)
@@ -455,9 +454,9 @@ def _shaped_at_start(value: str) -> int:
         if found is None:
             continue
         # Dotted identifiers take these shapes too ("NotificationDispatcherImpl.handle.process…"): a token is
-        # random.
+        # random, or a fixture's alphabet ("sk_5678_234567_abcdefabcdef…").
         token = found.group()
-        if _random_enough(token) and not pronounceable(token, capitals=False):
+        if _random_enough(token) and (alphabet_typed(token) or not pronounceable(token, capitals=False)):
             return found.end()
     return 0
 
@@ -584,8 +583,9 @@ def _across_runs(text: str) -> Iterator[Range]:
 _INNER_HEADS = frozenset(prefix[:2] for prefix in (*_DISTINCT, *_STRUCTURED))
 
 
-# A web page's asset named by its hash (`web_5d41…592.js`, `app.<hash>.css`): a file, however token-shaped its name.
-_ASSET_SUFFIX = re.compile(r"\.(?:js|mjs|cjs|css|map|html?|json|png|jpe?g|gif|svg|webp|woff2?|ttf|wasm)")
+# A file named by its hash (`web_5d41…592.min.js`, `….chunk.js.gz`, `….tar.gz`): a file, however token-shaped its name.
+_FILE_SUFFIX = re.compile(r"(?:\.[a-z0-9]{1,8}){0,3}\.(?:js|mjs|cjs|css|map|html?|json|png|jpe?g|gif|svg|webp|ico|"
+                          r"woff2?|ttf|wasm|txt|log|zip|tar|tgz|gz|br|jar|pdf|csv)")
 
 
 def find_vendor_tokens(text: str) -> Iterator[Range]:
@@ -593,7 +593,7 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
     for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS) or _structured_at(value, 0) or _shaped_at_start(value)
-        if end and _ASSET_SUFFIX.fullmatch(value, end):
+        if end and _FILE_SUFFIX.fullmatch(value, end):
             continue
         if end:
             yield _with_scheme(text, run.start(), value[:end]), run.start() + end
