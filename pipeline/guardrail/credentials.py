@@ -1,5 +1,6 @@
 r"""Credential finders: vendor tokens by their fixed prefixes, private key blocks, and values given to
-password/secret/token/api-key names. Each finder yields `(start, end)` of the value only.
+password/secret/token/api-key names. Each finder yields `(start, end)` of the value only; what a value looks
+like (machine-made, chosen, a placeholder) is judged in `values`.
 
 As in `pii`, a pattern starts with its literal prefix and checks the character before it with a
 look-behind placed after the prefix, which lets the regex engine skip ahead (`glpat-(?<![\w-]glpat-)`).
@@ -8,10 +9,9 @@ look-behind placed after the prefix, which lets the regex engine skip ahead (`gl
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Iterator
 from functools import lru_cache
-from itertools import chain, pairwise
+from itertools import chain
 
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
@@ -26,12 +26,37 @@ from reqgate.pipeline.guardrail.shapes import (
     ORDINARY_CREDENTIAL_ENDINGS,
     PUBLISHED_VALUE_NAME,
     UUID,
-    WORD,
     alphabet_typed,
     base64_of_data,
     inside,
     pronounceable,
-    says_fake,
+)
+from reqgate.pipeline.guardrail.values import (
+    DOTTED,
+    FILE_PATH,
+    HEX_OR_UUID,
+    ID_SHAPE,
+    JOINED,
+    MASK,
+    PASSWORD_TRANSLATIONS,
+    PASSWORD_WORDS,
+    PATH,
+    YAML_TAG,
+    api_key_shaped,
+    capitalised_passphrase,
+    echoes_name,
+    is_placeholder,
+    long_random_word,
+    looks_random,
+    mixed_random,
+    name_words,
+    names_a_field,
+    not_a_value,
+    password_shaped,
+    snake_identifier,
+    translated_label,
+    trim,
+    worded,
 )
 
 Range = tuple[int, int]
@@ -89,9 +114,7 @@ def find_gitlab(text: str) -> Iterator[Range]:
     return _spans(_GITLAB, text)
 
 
-# What masks a secret's characters: "****", "••••", "####".
-_MASK = "*•#"
-_MASK_RUN = re.compile(f"[{_MASK}]{{4}}")
+_MASK_RUN = re.compile(f"[{MASK}]{{4}}")
 
 
 def find_slack(text: str) -> Iterator[Range]:
@@ -140,9 +163,8 @@ def find_private_keys(text: str) -> Iterator[Range]:
             continue
         if sum(c.isalnum() for c in body) >= 40 and not _PLACEHOLDER_BODY.search(body):
             yield start, end
-
-
 # ---- values given to credential names --------------------------------------------------------------
+
 
 # After a password's word, the system it logs in to, in an assignment (`password_couchbase: …`, `PASSWORD_SMTP=…`);
 # not the words that make it a setting about passwords (`password_min_length = 12`, `PASSWORD_RE = /^(?=…/`).
@@ -177,10 +199,6 @@ _NAME_END = re.compile(
     r"|(?:(?<=password)|(?<=passwd)|(?<=pwd)|(?<=secret)|(?<=token))" + _PURPOSE + r"(?=[\"']?[ \t]*[:=]))?"
     r"(?![a-z0-9])"
 )
-# Words that name a password itself: under a numbered name (`static_password07`), as a call's default
-# (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
-_PASSWORD_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw",
-                             "psk"})
 # Credential words read alone as prose or as a field type; after them a value must look machine-made.
 _STRONG_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
                            "pw",  # LDAP's `bindpw`, `rootpw`; `db_pw`
@@ -209,8 +227,6 @@ _ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("appl
 _DOTTED_ID = re.compile(r"(?i:client|tenant)[.-]id$")
 # Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
 _NAME_MAX = 80
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORD_SPLIT = re.compile(r"[_.\-\s]+")
 
 # A declared type between a variable and its value: Swift's `let password: String! = "…"`, Kotlin's
 # `val token: String? = "…"`, TypeScript's `const secret: string = '…'`. Lower-cased.
@@ -242,39 +258,6 @@ _GAP = re.compile(
 _QUOTED = re.compile(r"\"(?P<v1>[^\"\n]++)\"|'(?P<v2>[^'\n]++)'|`(?P<v3>[^`\n]++)`")
 _ELEMENT_TEXT = re.compile(r"[^<\n]{1,1000}+(?=</)")
 _BARE = re.compile(r"[^\s\"'`,;&<>]++")
-_PLACEHOLDER = re.compile(
-    r"[*xX.•#_?-]+|<[^>]*>|\$\{[^}]*\}\}?(?:[/@:]\S*)?|\$[{(][^})\s]*|\$\([^)]*\)|\$(?:[a-z_]+|[A-Z_][A-Z0-9_]*)(?:\.\w+)*(?:/\S*)?|@[A-Za-z_][A-Za-z_]*|#\{[^}]*\}|\{\{.*\}\}|\{\.?[A-Za-z_][\w.]*\}|%\(\w+\)s|%s|"
-    r"\[[^\]]*\]|\(\w+\)|%[\w.]+%|@\w+@|(?i:\$?env(?:ironment)?[:.][\w.]+)|(?i:process\.env\.\w+)|(?i:os\.environ\S*)|"
-    r"(?i:(?:your|enter|insert|replace)[_-][a-z_-]*|your[a-z]*(?:key|token|secret|password))|"
-    r"(?i:(?:my|the|some)[_-][a-z]+(?:[_-][a-z]+)*)|(?i:some[a-z]{3,})"
-)
-# Words that mark a value as made up for documentation or tests, wherever they stand in it.
-_PLACEHOLDER_WORD = re.compile(r"example|sample|dummy|placeholder|changeme|change_me|notareal|not_a_real|"
-                               r"not-a-real|redacted|censored|_here|your_|your-|xxxx")
-# "Password" in other languages: a label in a value's place, a table's column over the passwords.
-_PASSWORD_TRANSLATIONS = frozenset({
-    "passwort", "kennwort", "contraseña", "senha", "wachtwoord", "lösenord", "salasana", "hasło", "heslo", "parola",
-    "passord", "adgangskode", "jelszó", "şifre", "пароль", "密码", "パスワード", "비밀번호", "mot de passe",
-})
-_NOT_SECRET_WORDS = _PASSWORD_TRANSLATIONS | frozenset({
-    "required", "optional", "mandatory", "true", "false", "yes", "no", "null", "none", "nil", "empty",
-    "blank", "n/a", "na", "tbd", "todo", "hidden", "masked", "redacted", "secret", "password", "token",
-    "string", "str", "text", "int", "integer", "number", "bool", "boolean", "jwt", "oauth", "oauth2",
-    "bearer", "sso", "saml", "ldap", "bcrypt", "argon2", "sha256", "hashed", "encrypted", "plaintext",
-    "unique", "min", "max", "see", "below", "above", "same", "unchanged", "default", "generated", "random",
-    "rotated", "expired", "invalid", "valid", "missing", "set", "unset", "undefined", "object", "function",
-    "const", "let", "var", "new", "this", "self", "return", "char", "byte", "bytes", "varchar", "list",
-    "dict", "map", "array", "any", "void", "file", "path", "url", "uri", "id", "key", "value",
-    "secrets", "passwords", "tokens", "keys", "credentials", "auth", "basic", "digest", "off", "on",
-    "read", "write", "read-all", "write-all",  # GitHub Actions' `permissions: id-token: write`
-    "include", "omit", "same-origin", "use-credentials", "anonymous",  # fetch's and CORS's `credentials` modes
-    "xyz", "abc", "foo", "bar", "baz", "qux", "foobar",  # what examples put in a value's place
-    "pass", "passwd", "pwd", "pw",  # `postgres://user:pass@host`, `password=pw`: the field's name in its place
-    "env",  # keytool's `-storepass:env VAR` reads the password from a variable
-})
-# Quotes and marks around a word that leave it the same word: `-u “user:password”`, a mangled quote's U+FFFD.
-_AROUND_WORD = "!?\"'“”‘’\ufffd"
-_PATH = re.compile(r"[~/.]|[A-Za-z]:\\|\\\\")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 # What may follow a value written in prose style (`password: x`) for it to be the whole value.
 _VALUE_END = re.compile(r"[ \t]*(?:$|\r?\n|[,;|)])|[ \t]+#[ \t]")
@@ -286,15 +269,11 @@ _LINE_END_OR_COMMENT = re.compile(r"[ \t]*(?:$|\r?\n|#[ \t])")
 _QUERY_FIELD = re.compile(r"&[A-Za-z_][\w.-]*=")
 
 
-def _name_words(name: str) -> list[str]:
-    return [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
-
-
 def _name_strength(name: str, word: str, assigned: bool) -> int:
     """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
     only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in;
     `assigned` says whether the value is given with `=` or quotes."""
-    words = _name_words(name)
+    words = name_words(name)
     if not words or "public" in words or "publishable" in words or "pubkey" in words \
             or tuple(words[-2:]) == ("site", "key"):
         return 0  # DOTENV_PUBLIC_KEY, publishable_key, reCAPTCHA's `siteKey`: published by design
@@ -328,144 +307,8 @@ def _name_strength(name: str, word: str, assigned: bool) -> int:
     return 1
 
 
-def _mixed_random(value: str) -> bool:
-    """Machine-made shape: long, with letters and digits; not words with a number ("user_42_profile"),
-    a path or a date ("SK#2024-05-01")."""
-    value = value[:PROBE]
-    letters = sum(map(str.isalpha, value))
-    digits = sum(map(str.isdigit, value))
-    return (len(value) >= 8 and letters >= 2 and digits >= 2 and not _PATH.match(value)
-            and not _DATE_LIKE.search(value) and not _snake_identifier(value))
-
-
-def _snake_identifier(value: str) -> bool:
-    """Words and numbers joined by "_" or "-": "user_42_profile", "build-2024-final"."""
-    parts = _JOINED.split(value)
-    return len(parts) >= 2 and all(part.isalpha() or part.isdigit() for part in parts)
-
-
-_JOINED = re.compile(r"[_-]")
-# A passphrase may join its words with dots too ("Galata.Kulesi_1348"); an identifier's dots make a path, not words.
-_PASSPHRASE_JOINER = re.compile(r"[_.-]")
-
-
-def _worded(value: str) -> bool:
-    """Mostly words: "insertMessageStmt", "TestcTalendJob20120823-Exception" (not "ABCDEFG-HIJKLMN")."""
-    value = value[:PROBE]
-    return sum(len(m.group()) for m in WORD.finditer(value)) > len(value) * 0.45 and not alphabet_typed(value)
-
-
-def _long_random_word(value: str) -> bool:
-    """A long run of letters and digits, many distinct, not made of words."""
-    value = value[:PROBE]
-    return len(value) >= 16 and value.isalnum() and len(set(value)) >= 10 and not _worded(value)
-
-
-def _looks_random(value: str) -> bool:
-    """Strong-password shape: long, letters and digits, plus capitals or symbols."""
-    value = value[:PROBE]
-    has_letter = any(c.isalpha() for c in value)
-    has_digit = any(c.isdigit() for c in value)
-    extra = any(c.isupper() for c in value) or any(not c.isalnum() for c in value)
-    return len(value) >= 8 and has_letter and has_digit and extra
-
-
-def _password_shaped(value: str, name: str) -> bool:
-    """What people choose as a password: a run of 6 to 64 ASCII characters with letters and a digit
-    ("hardcoded6", "Summer2019", "s3cret!"). Not one: words and labels ("Re-enter", "Kennwort"), the name
-    repeated (`PASSWORD_2 = "password2"`), an algorithm ("argon2id", "SHA-256"), a path, a reference or a
-    rule (`vault:secret/db#password`, `random_password.db2.result`, `required|min:8`), a charset or key store
-    type ("utf8mb4", "PKCS12"), lower-case words joined with a number or a version ("lint-2", "shadow-v2";
-    "Tulip_Orchard_88" is a passphrase), a field's name or control id ("password1", "txtPassword2", "pwdConfirm1")."""
-    if not 6 <= len(value) <= 64 or not value.isascii() or any(c.isspace() for c in value):
-        return False
-    if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
-        return False
-    if _ALGORITHM.fullmatch(value) or _NOT_CHOSEN.search(value) or _DOTTED.fullmatch(value):
-        return False
-    parts = _JOINED.split(value)
-    words = [part for part in parts if part.isalpha()]
-    # Capitalised words joined with a number are a passphrase ("Tulip_Orchard_88", "Kanelbulle_2024"); lower-case
-    # ones a name.
-    passphrase = len(words) >= 1 and all(word[0].isupper() and word[1:].islower() for word in words)
-    if len(parts) > 1 and not passphrase \
-            and all(part.isalpha() or part.isdigit() or _VERSION.fullmatch(part) for part in parts):
-        return False
-    return not _names_a_field(value) and _alphanumeric(value).lower() != _alphanumeric(name).lower()
-
-
-def _capitalised_passphrase(value: str) -> bool:
-    """Capitalised words joined with a number: "Harbour-Gull-58", "Tulip_Orchard_88", "Galata.Kulesi_1348",
-    "Rivière-Noire_42" (not "reset-flow-2")."""
-    parts = _PASSPHRASE_JOINER.split(value)
-    words = [part for part in parts if part.isalpha()]
-    return len(parts) > 2 and len(words) >= 2 and any(len(part) >= 2 and part.isdigit() for part in parts) \
-        and all(c.isascii() or c.isalpha() for c in value) \
-        and all(word[0].isupper() and word[1:].islower() for word in words)
-
-
-def _names_a_field(value: str) -> bool:
-    """A form field's name or a control's id: "password1", "txtPassword2", "pwdConfirm1"."""
-    words = [word.rstrip(string.digits) for word in _name_words(value)]
-    return bool(_PASSWORD_WORDS.intersection(words)) and (len(words) > 1 or value[-1].isdigit())
-
-
-def _echoes_name(value: str, name: str) -> bool:
-    """The value says its name again: `<passphrase>passphrase</passphrase>`, `api.appSecret=apiAppSecret`,
-    `AUTHORIZATION_TOKEN = "Authorization Token"`, `IAM_ROLE_STATEMENTS_TOKEN = 'iamRoleStatements'`. A single
-    word taken from the name is a value (`MYSQL_ROOT_PASSWORD=root`, `keyPassword="keypass"`)."""
-    probe = _alphanumeric(value[:PROBE]).lower()
-    whole = _alphanumeric(name).lower()
-    return len(probe) >= 4 and (probe == whole or probe in whole and len(_name_words(value[:PROBE])) > 1)
-
-
-# Passwords are typed in Latin letters far more often than in these scripts; two of their characters make a word.
-_CJK_LETTER = re.compile(f"[{CJK}]")
-_CJK_LABEL = 2
-
-
-def _translated_label(value: str) -> bool:
-    """A translation file's label for the field: "Lösenord", "L&#246;senord", "密码", "Wi-Fiパスワード（8〜63文字）".
-    A password is typed on any keyboard; one without a digit in letters outside ASCII is a word of a language."""
-    probe = value[:PROBE]
-    if "&#" in probe:
-        return True
-    if len(_CJK_LETTER.findall(probe)) >= _CJK_LABEL:
-        return True  # a label in Chinese, Japanese or Korean script ("Wi-Fiパスワード（8〜63文字）")
-    return any(c.isalpha() and not c.isascii() for c in probe) and not any(c in string.digits for c in probe)
-
-
-def _alphanumeric(text: str) -> str:
-    return "".join(c for c in text if c.isalnum())
-
-
-_ALGORITHM = re.compile(r"(?i:(?:sha|md|hs|rs|es|ps|crc)-?\d+\w*|sha\d-\d+|argon2\w*|pbkdf2\w*|bcrypt\w*|scrypt\w*|"
-                        r"aes-?\d+\w*|rsa-?\d+|ed25519|x25519|base\d\d|des3?\w*|blake2\w*|"
-                        r"utf-?\d+\w*|ucs-?\d|latin-?\d|iso-?8859-?\d+|cp\d{3,4}|windows-?\d{4}|pkcs#?\d+|jks|jceks)")
-# Parts only a path, a reference, a rule, markup or a template has.
-_NOT_CHOSEN = re.compile(r"[/:\\|()\[\]{}<>]|^@.*@$|^#.*#$|^\$")
-_DOTTED = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)+")
 _DOTTED_WORDS = re.compile(r"[a-z]+(?:\.[a-z]+)+")
 _CREDENTIAL_WORD = re.compile(r"\b(?i:passwords?|passphrase|secrets?|tokens?|keys?|credentials?)\b")
-_VERSION = re.compile(r"[vV]\d+")
-
-
-def _api_key_shaped(value: str) -> bool:
-    """Under a name that only ends in "api" (`MAILGUN_API`), a key is long and machine-made, not a UUID, a
-    commit or SHA-256 digest or a generated name ("payments-svc-7f9c8d6b5-x2kq4"); many keys are 32 hex digits."""
-    return len(value) >= 24 and (_mixed_random(value) or _long_random_word(value)) and not UUID.fullmatch(value) \
-        and not (_HEX_OR_UUID.fullmatch(value) and len(value) in (40, 64)) and not _ID_SHAPE.search(value)
-
-
-def _trim(value: str) -> str:
-    """Drop sentence punctuation and closing brackets the value did not open."""
-    while value:
-        last = value[-1]
-        if last in ".:)]}" and not (last in ")]}" and "([{"[")]}".index(last)] in value):
-            value = value[:-1]
-        else:
-            break
-    return value
 
 
 # Longer values are judged by their first characters and redacted whole: many names packed into one long
@@ -477,17 +320,17 @@ _NON_SPACE = re.compile(r"\S{0,1024}+")
 def _bare_value(text: str, start: int, run_end: int) -> tuple[str, int]:
     """The value of an unquoted run (or its first `_LONG_VALUE` characters) and where it ends."""
     if run_end - start <= _LONG_VALUE:
-        value = _trim(text[start:run_end])
+        value = trim(text[start:run_end])
         return value, start + len(value)
     tail_start = run_end - PROBE
-    return text[start:start + _LONG_VALUE], tail_start + len(_trim(text[tail_start:run_end]))
+    return text[start:start + _LONG_VALUE], tail_start + len(trim(text[tail_start:run_end]))
 
 
 def _prose_value_ok(text: str, name_start: int, value: str, end: int) -> bool:
     """For `password: value` written in a sentence, whether `value` is a credential rather than prose."""
-    if _looks_random(value):
+    if looks_random(value):
         return True
-    if text.startswith(("\"", "'"), end) and _mixed_random(value):
+    if text.startswith(("\"", "'"), end) and mixed_random(value):
         return True  # a header in a quoted argument: `-H "Token: 3fea6af1349166ea"`
     if not _VALUE_END.match(text, end):
         return False  # more words follow: "Password: must contain a digit"
@@ -546,88 +389,6 @@ class _RunEnds:
         return self._end
 
 
-_SYMBOLS = frozenset(string.punctuation + " \t•")
-
-
-# A value that is itself a credential's name reads another setting: `password = var.db_password`,
-# `access_token=ACCESS_TOKEN`, `secretKey: api-key`.
-_REFERENCE = re.compile(r"(?:var|local|vars|secrets|settings|env|config|params|inputs)\.[A-Za-z_][A-Za-z0-9_.]*"
-                        r"|[A-Z]+(?:_[A-Z]+)*_(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY)(?:_\d{1,3})?|api-key"
-                        # a variable or a field, qualified or snake_case, without digits: `"password": new_password`,
-                        # `apiKey: this.apiKey` (`compl3xPwd`, `superSecretPassword` are values)
-                        r"|(?:[A-Za-z_$][\w$]*\.)+(?:[a-z_$][a-z_$]*(?:[A-Z][a-z]*)*)?(?:Password|Passwd|Pwd|Secret|Token|Key)"
-                        r"|[a-z][a-z]*(?:_[a-z]+)*_(?:password|passwd|pwd|secret|token|key)"
-                        r"|(?:this|self)\.\w+"
-                        # Terraform's and Ansible's references (`random_password.db2.result`), a property path
-                        # (`PropTypes.string.isRequired`), Razor's `@Model.X`
-                        r"|[A-Za-z_][A-Za-z_]*\d{0,2}(?:\.[A-Za-z_][A-Za-z_]*\d{0,2}){2,}|@[A-Za-z_]\w*(?:\.\w+)+"
-                        # an element of a list or a map: `userPass[2]`, `params[:password]`, `ENV['DB_PASS']`
-                        r"|[A-Za-z_$][\w$.]*(?:\[[^\]\s]{1,40}\])+"
-                        # a validation rule list: `required|string|min:8|confirmed`
-                        r"|[a-z_]+(?::[\w,.]+)?(?:\|[a-z_]+(?::[\w,.]+)?)+")
-
-
-_MARKUP = re.compile(r"<[A-Za-z][\w-]{0,20}+(?:[ \t][^<>]{0,200}+)?>[^<]{0,200}+</[A-Za-z]")
-# A value that code builds where it stands: an interpolation (`${self:custom.password}`, Ruby's `#{…}`, jq's and
-# Swift's `\(.password)`, `{{ … }}`), a concatenation (`':'+p_pwd+'@'`, PHP's `. $this->_config[…]`), a
-# variable between dollars (`$DB_PASS$`), a shell pipeline's output (`cat /dev/urandom | tr -dc …`), an expression
-# in an f-string's braces; an interpolation only when little literal text is left beside it.
-_CODE_BUILT = re.compile(r"\$this->|^\$\w+\$$| \| |^\{[A-Za-z_][\w.]*[\[(]")  # f-string: `PWD={config['password']}`
-_INTERPOLATION = re.compile(r"\$\{[\w.:-]+\}|#\{[\w.@:-]+\}|\\\(\.?[\w.]+\)|\{\{[^{}]*\}\}|['\"][ \t]*\+|\+[ \t]*['\"]")
-# Python's f-strings and format strings and C#'s $"…" fill a named field: `f"{user}-{year}"`,
-# f"prefix_{value3}" (not a template's braces filled with a random key, `{ZqL5kVrX1n8tA2}`). What is left beside
-# the fields is a password only if it is one on its own: `f"{prefix}Tr0ub4dor3x"`.
-_FORMAT_FIELD = re.compile(r"\{[a-z_][a-z0-9_.]{0,60}+\}|\{[a-z]{1,30}+(?:[A-Z][a-z0-9]{0,30}+){1,10}+\}")
-# What is left of a value around its interpolations that still makes it a literal (`Hx7kQ2vLm9-${var.env}`).
-_LITERAL_LEFT = 6
-_FILLED_BRACES = re.compile(r"\{[A-Za-z0-9]{8,}\}")
-# Pieces of a placeholder's name written short: `{sqlPwd2019}`, `{apiKey2024}`, `{dbpass12}`.
-_NAME_PIECE = re.compile(r"pw|pass|key|token|secret|api|user|db|sql|auth|cred")
-
-
-_MASKED_END = re.compile(f"[{_MASK}]{{8}}$")
-# A variable of PowerShell, PHP or a shell, named in camelCase (`-Credential $svcCred`).
-_VARIABLE = re.compile(r"\$[a-z_][A-Za-z_]{1,40}")
-# A template's tag: Jinja's, Liquid's and Insomnia's `{% response 'body', … %}`.
-_TEMPLATE_TAG = re.compile(r"\{%.{0,300}%\}")
-# A prefix and the last few characters around a mask or an ellipsis: `sk-...6WF7`, `xoxb-****`, `ghp_…a91F`.
-# The head shown is a vendor's prefix (ending in a joiner, or a few characters), not a piece of the secret.
-_SHOWN_MASKED = re.compile(r"(?:[A-Za-z0-9]{0,5}|[A-Za-z0-9_]{1,12}[-_](?:[A-Za-z0-9]{1,8}[-_]){0,2})"
-                           f"(?:[{_MASK}]{{3,}}|\\.{{3}}|…)[A-Za-z0-9]{{0,6}}")
-_MASKED_PREFIX = 4  # letters a masked value may still show: a prefix such as "xoxp"; the rest is ids
-
-
-def _is_placeholder(value: str) -> bool:
-    value = value[:PROBE]
-    if _PLACEHOLDER_WORD.search(value.lower()) or says_fake(value) or _REFERENCE.fullmatch(value):
-        return True  # "not_a_real_token", "hf_FakeFake…", "my-example-key", "changeme", "var.db_password"
-    if _TEMPLATE_TAG.match(value) or _VARIABLE.fullmatch(value) or _CODE_BUILT.search(value) or _INTERPOLATION.search(value) and sum(
-            c.isalnum() for c in _INTERPOLATION.sub("", value)) < _LITERAL_LEFT:
-        return True
-    if _FORMAT_FIELD.search(value):
-        rest = _FORMAT_FIELD.sub("", value)
-        if "{" not in rest and "}" not in rest and not _password_shaped(rest, ""):
-            return True
-    if _FILLED_BRACES.fullmatch(value) and _mixed_random(value[1:-1]) and not pronounceable(value[1:-1]) \
-            and not _NAME_PIECE.search(value.lower()):
-        return False  # a template's braces filled in: `--user "{ZqL5kVrX1n8tA2}"`, not `{api_key}`
-    if value.startswith("{") and value.endswith("}") and len(value) > 2 and _is_placeholder(value[1:-1]):
-        return True  # an ODBC value in braces: `Pwd={%ODBC_PWD%}`
-    if _PLACEHOLDER.fullmatch(value) or value.lower().strip(_AROUND_WORD) in _NOT_SECRET_WORDS:
-        return True
-    if len(set(value.lower()) - _SYMBOLS) <= 1:
-        return True  # "xxxxxx", "000000", "******"
-    masked = sum(c in _MASK for c in value)
-    if masked >= 6 and len(value) - masked <= max(6, masked // 2) or _SHOWN_MASKED.fullmatch(value) \
-            or _MASKED_END.search(value) and sum(map(str.isalpha, value)) <= _MASKED_PREFIX:
-        return True  # shown masked but for a few characters: "****************a1f3", "ghp_********…a91F", "…-#####"
-    if len(value) >= 12 and sum(a != b for a, b in pairwise(value)) <= 3:
-        return True  # a few keys held down: "AAAAAAAABBBBBBBBCCCCCCCC", "000000001111111"
-    if _MARKUP.search(value):
-        return True  # a scanner's probe in a header or a field: `Authorization: <sCrIpT>alert(1)</sCrIpT>`
-    return "[REDACTED:" in value or "[REMOVED:" in value
-
-
 # Kubernetes' generated names: words joined by "-" and a short random suffix or two (`notifier-7d9c6b5f8-q2xkz`).
 _KUBERNETES_NAME = re.compile(r"[a-z]{2,20}(?:-[a-z]{2,20}){1,5}(?:-[a-z0-9]{5,10}){1,2}")
 # A cache key or an artifact's name: words, then a digest (`Linux-gradle-f76aa949d819…`).
@@ -665,30 +426,6 @@ def _repeats_user(text: str, name_start: int, value: str) -> bool:
     # Within the look-back, across lines: the value is in the text as the user name already.
     users = [match.group(1) for match in _USER_BEFORE.finditer(text, max(0, name_start - _USER_LOOK_BACK), name_start)]
     return bool(users) and users[-1] == value
-
-
-def _not_a_value(text: str, value: str, end: int, quoted: bool) -> bool:
-    """What stands after a credential's name without being its value: the next flag ("--query=x"; quoted, a
-    generated key may open with "-"), a symbol (":create"), a date, a URL (its password is found by
-    `_URL_USERINFO`), an ARN, a tag that computes or decrypts the value (`!vault |`, `!Ref`), a format's prefix
-    cut short (`OPENAI_API_KEY=sk-...`; a longer head is part of a secret), a host and its port (`login: db01:5432
-    refused`), a value encrypted by a tool that holds the key (Jasypt's `ENC(…)`, SOPS's `ENC[AES256_GCM,…]`,
-    Jenkins' `{AQAAAB…}`), a label ("Engangskode:")."""
-    probe = value[:PROBE]
-    if value[0] in "-:" and (not quoted or ":" in probe or not _mixed_random(value)):
-        return True
-    if _DATE_LIKE.fullmatch(value) or "://" in probe or value.startswith(("arn:", "ENC(", "ENC[", "{AQAAAB")):
-        return True
-    if _YAML_TAG.fullmatch(value) or _HOST_PORT.fullmatch(value) or _POINTER.fullmatch(value):
-        return True
-    if _PROTOCOL.fullmatch(value) or _VERSION_RANGE.fullmatch(value) or _NAMED_FILE.fullmatch(value) \
-            or _FILE_PATH.fullmatch(value) or _COLON_LABEL.fullmatch(value):
-        return True
-    if value.startswith(("@Microsoft.KeyVault(", "@/", "@./", "@~/")) or _VAULT_PATH.fullmatch(value):
-        return True  # Azure's Key Vault reference, a value read from a file (`vault kv put … password=@/dev/shm/x`)
-    if value[0] == "@" and _HOST_AFTER.match(value, 1):
-        return True  # `postgres://<user>:<password>@localhost:5432/shop`: the host after a placeholder
-    return len(value) <= 8 and text.startswith(("...", "…"), end)
 
 
 def find_named_values(text: str) -> Iterator[Range]:
@@ -751,9 +488,9 @@ def find_named_values(text: str) -> Iterator[Range]:
         fallback = _FALLBACK.fullmatch(separator.strip()) is not None
         loose = not gap.group("close") and not gap.group("attr") and (
             "\n" in separator or not separator.strip() or separator.strip() in (",", "(") or fallback)
-        if not value or loose and len(value) < 8 or _is_placeholder(value):
+        if not value or loose and len(value) < 8 or is_placeholder(value):
             continue  # after a space or a newline only a long value can be a credential
-        if _not_a_value(text, value, end, quoted_match is not None):
+        if not_a_value(text, value, end, quoted_match is not None):
             continue
         if quoted_match is not None and (_JOINING_CODE.match(value)
                                          or quoted_match.lastgroup == "v3" and " " in value.strip()):
@@ -775,7 +512,7 @@ def find_named_values(text: str) -> Iterator[Range]:
             stop = (_BRACED_VALUE_END if braced else _CONNECTION_VALUE_END).search(text, end, start + _LONG_VALUE)
             end = (stop.end() if braced else stop.start()) if stop else min(len(text), start + _LONG_VALUE)
             value = text[start:end]
-            if braced and _is_placeholder(value[1:-1]):
+            if braced and is_placeholder(value[1:-1]):
                 continue  # `Pwd={%ODBC_PWD%}`
         if text.startswith("${", max(0, name_start - 2)) \
                 or ARN_BEFORE.search(text, max(0, name_start - ARN_LOOK_BACK), name_start) is not None \
@@ -783,12 +520,12 @@ def find_named_values(text: str) -> Iterator[Range]:
                 or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
         strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
-        if not strength and name.lower() == "pass" and separator.strip() == ":" and _password_shaped(value, name) \
+        if not strength and name.lower() == "pass" and separator.strip() == ":" and password_shaped(value, name) \
                 and (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
-                     or _capitalised_passphrase(value)) \
+                     or capitalised_passphrase(value)) \
                 and _USER_LINE_BEFORE.search(text, max(0, name_start - _USER_LOOK_BACK), name_start) is not None:
             strength = 1  # `user: orbit_app` ⏎ `pass: Vx2!gHn8@qRt`: a login's pair, not a test runner's "PASS: Test2"
-        if not strength or _echoes_name(value, name) or _translated_label(value) \
+        if not strength or echoes_name(value, name) or translated_label(value) \
                 or _repeats_user(text, name_start, value):
             continue
         if " " in value and (_CREDENTIAL_WORD.search(value) or _TEMPLATE_SLOT.search(value)):
@@ -796,40 +533,40 @@ def find_named_values(text: str) -> Iterator[Range]:
             # `invalid_password = "Mot de passe incorrect. Il vous reste {remaining} tentative(s)."`
         if "--ask-" in lowered[max(0, name_start - 8):ending.end()]:
             continue  # Ansible's `--ask-vault-pass`, `--ask-become-pass` prompt for the password; no value follows
-        if separator.startswith(" ") and separator.endswith(":") and value.islower() and _snake_identifier(value):
+        if separator.startswith(" ") and separator.endswith(":") and value.islower() and snake_identifier(value):
             continue  # a Ruby symbol: `has_secure_token :auth_token`
-        if (ending.group("word") not in _PASSWORD_WORDS or quoted_match is None) and _DOTTED_WORDS.fullmatch(value):
+        if (ending.group("word") not in PASSWORD_WORDS or quoted_match is None) and _DOTTED_WORDS.fullmatch(value):
             continue  # a tokenizer's class (`{token:"comment.doc"}`), a property path, `gets.chomp`: words, not a secret
-        if ending.group("word") not in _PASSWORD_WORDS and (artifact := _ARTIFACT_VERSION.fullmatch(value)) \
-                and _worded(artifact.group("artifact")):
+        if ending.group("word") not in PASSWORD_WORDS and (artifact := _ARTIFACT_VERSION.fullmatch(value)) \
+                and worded(artifact.group("artifact")):
             continue  # Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2`, a build's `bucket_key: SalesResults-1.2`
         if _LICENCE_NAME.search(name) and _JOINED_WORDS.fullmatch(value) \
-                and all(len(part) <= 3 or pronounceable(part) for part in _JOINED.split(value)):
+                and all(len(part) <= 3 or pronounceable(part) for part in JOINED.split(value)):
             continue  # an open-source licence key in words (`licenseKey: "non-commercial-and-evaluation"`)
         if "." in name and value.isalpha() and _SENTENCE_AFTER.match(text, end):
             continue  # a message catalogue's label: `login.error.credentials=Benutzername oder Passwort ist falsch`
         assigned = quoted_match is not None or gap.group("close") == ">" or separator.strip() in ("=", ":", ":=")
         qualified = ending.end() != ending.end("word") and not _ITS_VALUE.fullmatch(lowered, ending.end("word"), ending.end())
-        if qualified and not (len(value) >= 16 and _mixed_random(value) and "." not in value) \
-                and not (assigned and ending.group("word") in _PASSWORD_WORDS and " " not in value
-                         and (_password_shaped(value, text[name_start:ending.end()])
-                              or quoted_match is not None and _looks_random(value) and not _worded(value)
-                              and not _names_a_field(value))):
+        if qualified and not (len(value) >= 16 and mixed_random(value) and "." not in value) \
+                and not (assigned and ending.group("word") in PASSWORD_WORDS and " " not in value
+                         and (password_shaped(value, text[name_start:ending.end()])
+                              or quoted_match is not None and looks_random(value) and not worded(value)
+                              and not names_a_field(value))):
             continue  # a qualified name (`token_1=IDENT`, `license_2=GPL-3.0-or-later`) enumerates settings as often
         if ending.group("owner") and not (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value)):
             continue  # `password_scheme: SHA512-CRYPT`, `password_kdf: pbkdf2-sha256`: a setting about passwords
-        if ending.group("word") == "pass" and strength == 1 and not _looks_random(value) \
-                and not (quoted_match is not None and "=" in separator and _password_shaped(value, name)
+        if ending.group("word") == "pass" and strength == 1 and not looks_random(value) \
+                and not (quoted_match is not None and "=" in separator and password_shaped(value, name)
                          and (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value))):
             continue  # `pass=4f9a2c1e fail=8e7d6b3a` in a bisect log, `_pass = "stage2"`; not `_pass = "Kq8w!x2"`
-        if ending.group("word") == "api" and not _api_key_shaped(value):
+        if ending.group("word") == "api" and not api_key_shaped(value):
             continue  # `rest_api = "a1b2c3d4e5"`, `graph_api: <uuid>`, `backend_api: orders-api-5d8f7c9b6-hx2lp`
         if separator.strip() == ":" and (_LABEL.fullmatch(value) and not _APP_PASSWORD.fullmatch(value)
                                           or ending.group("word") == "secret"
                                           and name.islower() and "-" in name and _OBJECT_NAME.fullmatch(value)):
             continue  # a catalogue's `"password": "Mot de passe"` is a label (`password = 'open sesame'` is a
             # passphrase); an annotation's `auth-secret: basic-auth` names a Kubernetes Secret
-        if name.lower() == "pwd" and _PATH.match(value):
+        if name.lower() == "pwd" and PATH.match(value):
             continue  # the shell's working directory
         if not separator and not gap.group("close") and not gap.group("attr"):
             continue  # glued on: "access$300(Foo.java:69)", "token-2.2.0.jar"
@@ -838,8 +575,8 @@ def find_named_values(text: str) -> Iterator[Range]:
             # "prospect-secret-5f4dcc3b…", "signupgeniusPRIVATE.53e2…": a name joined to its value. A weak
             # word ("access", "key") only counts written in capitals, as in "holidayapiKEY-…".
             word = text[ending.start():ending.end("word")]
-            if (strength == 2 or word.isupper()) and len(value) >= 16 and _mixed_random(value) \
-                    and not _CODE_REFERENCE.search(value) and "." not in value and not _worded(value):
+            if (strength == 2 or word.isupper()) and len(value) >= 16 and mixed_random(value) \
+                    and not _CODE_REFERENCE.search(value) and "." not in value and not worded(value):
                 covered = end
                 yield start, end
             continue
@@ -848,15 +585,15 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue  # a call, a file:line, the next setting (`password_reset_token expires_in=3600`)
             # `TOKEN abc…`, `token:⏎value`, `env('X_TOKEN', '…')`: without `=` or `:` it is only a value
             # when it looks machine-made, or password-shaped as a password's default (`getenv("PWD", "…")`).
-            default = quoted_match is not None and ending.group("word") in _PASSWORD_WORDS \
-                and name != "PWD" and _password_shaped(value, name) and (
+            default = quoted_match is not None and ending.group("word") in PASSWORD_WORDS \
+                and name != "PWD" and password_shaped(value, name) and (
                     fallback or separator.strip() == "," and gap.group("close")
                     and _READER_CALL.search(text, max(0, name_start - 40), name_start) is not None)
             # "Password:" ⏎ "  Tangerine-Falcon-2291": a value alone on the line after a password's label
-            alone = "\n" in separator and separator.strip() == ":" and ending.group("word") in _PASSWORD_WORDS \
-                and _VALUE_END.match(text, end) is not None and _password_shaped(value, name)
-            if not (default or alone or _mixed_random(value) or _long_random_word(value)
-                    or quoted_match is not None and _looks_random(value) and not _worded(value)
+            alone = "\n" in separator and separator.strip() == ":" and ending.group("word") in PASSWORD_WORDS \
+                and _VALUE_END.match(text, end) is not None and password_shaped(value, name)
+            if not (default or alone or mixed_random(value) or long_random_word(value)
+                    or quoted_match is not None and looks_random(value) and not worded(value)
                     or value.isdigit() and len(value) >= 16
                     # a key typed as the alphabet ("ABCDEFG-HIJKLMN-…"): scanners' fixtures report it as a key
                     or len(value) >= 16 and alphabet_typed(value)):
@@ -870,21 +607,21 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue
             if _KUBERNETES_NAME.fullmatch(value):
                 continue  # a pod's or volume's name in a listing: `smtp-creds kube-api-access-8pz4n`
-            if not quoted_match and _IDENTIFIER.fullmatch(value) and not _mixed_random(value) \
+            if not quoted_match and _IDENTIFIER.fullmatch(value) and not mixed_random(value) \
                     and not alphabet_typed(value):
                 continue
         elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
             continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
-            if tuple(_name_words(name)[-2:]) in _ID_PAIRS and (
+            if tuple(name_words(name)[-2:]) in _ID_PAIRS and (
                     value.isdigit() or _DOTTED_ID.search(name) and not (UUID.fullmatch(value) or value.isalnum() and len(value) >= 20
                                                          and not pronounceable(value))):
                 # Google's numeric `client_id` of a service account is an id; Kafka's and MQTT's `client.id`,
                 # `--client-id` name a client ("orders-svc-7f3a9b21", "producerorderservice01"); only a GUID or a
                 # machine-made run is an OAuth id
                 continue
-            # an INI's `pass = Plum8*Violet*Tide` (judged by `_looks_random` above)
-            if not (_mixed_random(value) or UUID.fullmatch(value) or _long_random_word(value)
+            # an INI's `pass = Plum8*Violet*Tide` (judged by `looks_random` above)
+            if not (mixed_random(value) or UUID.fullmatch(value) or long_random_word(value)
                     or value.isdigit() and len(value) >= 16 or ending.group("word") == "pass"):
                 continue
         elif quoted_match is None and len(separator.strip()) and separator != separator.strip():
@@ -896,7 +633,7 @@ def find_named_values(text: str) -> Iterator[Range]:
                 continue
         elif quoted_match is None and not separator.strip() and gap.group("close") != ">":
             continue
-        if (_PATH.match(value) or _FILE_PATH.fullmatch(value)) and not _mixed_random(value.rsplit("/", 1)[-1]):
+        if (PATH.match(value) or FILE_PATH.fullmatch(value)) and not mixed_random(value.rsplit("/", 1)[-1]):
             continue  # --credentials=/tmp/xyz/credentials, build/keys/debug.keystore: a file, not its content
         if quoted_match is None and _CALL.match(value) and (value.endswith("(") or text.startswith((",", ";"), end)
                                                              or _CALL_OF_NAMES.fullmatch(value)):
@@ -907,8 +644,6 @@ def find_named_values(text: str) -> Iterator[Range]:
 
 # Text that reads as code or a stack frame rather than a value: calls, file:line, SQL types.
 _CODE_REFERENCE = re.compile(r"[():]|\.(?:java|kt|scala|py|js|ts|rb|go|cs|cpp|c|h|jar|xml|class)\b")
-_DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
-_FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:@\dx)?\.[A-Za-z]\w{0,9}")  # an image's "@2x" too
 _CALL = re.compile(r"[A-Za-z_$][\w.$:]*\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=[^=]")
 _OBJECT_NAME = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -918,8 +653,6 @@ _APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")
 # CloudFormation's dynamic reference (`{{resolve:secretsmanager:prod/db:SecretString:password}}`) names where a
 # secret is kept; a Terraform block's labels (`resource "google_secret_manager_secret" "db-secret"`) name objects.
 _NOT_A_SETTING_BEFORE = re.compile(r"\{\{resolve:[^}\n]{0,160}+$|\b(?:resource|data)[ \t]+\"$")
-_YAML_TAG = re.compile(r"!(?i:vault|ref|sub|getatt|importvalue|join|select|split|findinmap|base64|cidr|if|env|include|"
-                       r"reference|secret|unsafe|encrypted/pkcs1-oaep)")
 # A parameter's default: the shell's `${POSTGRES_PASSWORD:-…}`, `${DB_PASSWORD:=…}`, Spring's
 # `${spring.rabbitmq.password:…}`.
 _SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][\w.-]{0,80}+)(?::[-=]?|[-=])(?P<value>[^}\s\"'$]{1,300}+)\}")
@@ -931,8 +664,8 @@ _CALL_OF_NAMES = re.compile(r"[A-Za-z_$][\w.$]*\((?:[A-Za-z_$][\w.$]*(?:, ?[A-Za
                             # a generator given a length: `secrets.token_urlsafe(32)`, `GenerateRandomString(32)`
                             # (capitalised words, two or fewer, make a password: `Summer(2024)`, `GoLakers(24)`)
                             r"|(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+|[a-z_$][\w$]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*){2,})\(\d{1,4}\)")
-
 # ---- other credential syntaxes ---------------------------------------------------------------------
+
 
 # `Authorization: Bearer …`, `Basic …`, `token …`, `Digest …`, also without the header name, and the scheme written
 # with a colon (`"Bearer: …"`). Lower-cased.
@@ -953,14 +686,6 @@ _CLI_USER = re.compile(r"-(?<![^ \t\n]-)(?:u|-user|-proxy-user|-basic-auth|auth)
 _CLI_PASSWORD = re.compile(r"(?:-[uU][ \t]+\S{1,100}+[ \t]+|sshpass[ \t]+)-[pP][ \t]*[\"']?([^\s\"'-][^\s\"']{0,300}+)")
 # Words that go on to the end of the line after a value: a sentence, not a setting.
 _SENTENCE_AFTER = re.compile(r"[ \t]+[^\W\d_]{2,}+[ \t]+[^\W\d_]++[^\n=:]{0,200}+$", re.MULTILINE)
-_HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
-# A memory address in a backtrace: `token_cache_put (key=0x7f3c1c0023a0, len=64)`. (A key written in hex is longer.)
-_POINTER = re.compile(r"0x[0-9a-fA-F]{1,16}")
-# After a name in an access log (`"POST /oauth/token HTTP/1.1"`), a package (`"jsonwebtoken": "^9.0.2"`), a
-# systemd credential's name and file (`LoadCredential=tls-key:/etc/tls/server.key`).
-_PROTOCOL = re.compile(r"(?i:https?|spdy|rtsp|sip)/\d(?:\.\d)?")
-_VERSION_RANGE = re.compile(r"(?:[\^~]|[<>]=?|==?)?v?\d{1,4}(?:\.(?:\d{1,6}|x|\*)){1,3}(?:[-+][\w.]{1,40})?")
-_NAMED_FILE = re.compile(r"[\w.-]{1,100}:/[^\s:]{1,400}")
 # An artifact and its version: Maven's `io.jsonwebtoken:jjwt-jackson-0.11.2` and `…:jjwt-api:0.11.5`, a build's
 # `SalesResults-1.2`.
 _ARTIFACT_VERSION = re.compile(r"(?P<artifact>[A-Za-z][A-Za-z0-9_.-]{0,100})[-:]v?\d{1,4}(?:\.\d{1,6}){1,3}"
@@ -969,15 +694,10 @@ _ARTIFACT_VERSION = re.compile(r"(?P<artifact>[A-Za-z][A-Za-z0-9_.-]{0,100})[-:]
 # "non-commercial-and-evaluation"); a bought key is random.
 _LICENCE_NAME = re.compile(r"(?i:licen[cs]e)")
 _JOINED_WORDS = re.compile(r"[A-Za-z]{2,30}(?:[-_][A-Za-z]{1,30}){2,12}")
-# A form's label, a colon at its end ("Engangskode:", "Kennwort:").
-_COLON_LABEL = re.compile(r"[^\W\d_]{2,40}[ \t]?:")
 # Between two string literals, code that joins them: the name ends one literal (`"Password=" + Load() + ";"`).
 _JOINING_CODE = re.compile(r"[ \t]*\+[ \t]|.*[ \t]\+[ \t]*$")
 # A slot a message template fills: `{remaining}`, `%s`, `%(count)d`, `{0}`.
 _TEMPLATE_SLOT = re.compile(r"\{[A-Za-z_]\w{0,40}\}|%\(\w{1,40}\)[sd]|%[sd]\b|\{\d\}")
-# A path in Vault or a lookup of one: `secret=secret/data/ledger:smtp_password`.
-_VAULT_PATH = re.compile(r"(?:secret|secrets|kv|kv-v2|database|pki|transit)/[\w./-]{1,200}+(?::[\w.-]{1,80}+)?")
-_HOST_AFTER = re.compile(r"[\w-]+(?:\.[\w-]+)*(?::\d{1,5})?(?:/|$)")
 # A digest of a secret names it after a slash: Helm's `checksum/secret: <sha256>` annotation.
 _DIGEST_OF = re.compile(r"(?:checksum|hash|digest|sha\d*|md5)/$")
 _BRACED_VALUE_END = re.compile(r"\}(?!\})")
@@ -1062,7 +782,7 @@ def _key_as_user(user: str) -> bool:
     if "." in user or pronounceable(user):
         return False
     if len(user) >= 16:
-        return _mixed_random(user) or _long_random_word(user)
+        return mixed_random(user) or long_random_word(user)
     return len(user) >= 8 and any(c.isupper() for c in user) and any(c.islower() for c in user) \
         and any(c.isdigit() for c in user)
 
@@ -1180,9 +900,6 @@ _LOGIN_PAIR = re.compile(
     r"[ \t]*(?:[:=-]|is|are|with|as)?[ \t]*[\"'`]?[^\s/\"'`=:]{1,64}+[\"'`]?(?P<slash>[ \t]*/[ \t]*|:)[\"'`]?"
     r"([^\s\"'`=/]{6,64}+)"
 )
-# Parts only an id, a name or a digest has: a record's prefix ("sess:", "auth0|", "USER#"), a lower-case word
-# between joiners ("payments-api-7d9f…", "order-7f3a…"), a hexadecimal literal.
-_ID_SHAPE = re.compile(r"[:|#/]|(?:^|[-_])[a-z]{4,}(?:$|[-_])|^0x", re.IGNORECASE)
 
 # A setting's name and value given as two fields of one entry: Kubernetes' and ECS's `env` lists (`- name:
 # DB_PASSWORD` ⏎ `value: …`), Keycloak's credentials and HTML inputs (`"type": "password", "value": …`),
@@ -1225,9 +942,9 @@ _PUBLIC_ID = re.compile(r"[0-9a-fA-F-]+|mrk-[0-9a-f]{32}|0x\w+")
 
 
 def _machine_made_setting(value: str, name: str, strength: int) -> bool:
-    if not value or _REFERENCE_VALUE.search(value[:PROBE]) or value.startswith("-") or _is_placeholder(value):
+    if not value or _REFERENCE_VALUE.search(value[:PROBE]) or value.startswith("-") or is_placeholder(value):
         return False
-    words = _name_words(name)
+    words = name_words(name)
     if tuple(words[-2:]) in _ID_PAIRS:
         return False  # AZURE_CLIENT_ID, tenantId: published in every sign-in URL
     if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
@@ -1235,11 +952,11 @@ def _machine_made_setting(value: str, name: str, strength: int) -> bool:
     if strength == 2:
         # A key or token is made; a password may be chosen (`- name: DB_PASSWORD` ⏎ `value: hardcoded5`).
         # `PWD` alone is the working directory.
-        password_named = words[-1] in _PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and (
+        password_named = words[-1] in PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and (
             len(words) > 1 and words[-2] in _PASS_OWNERS or name == "PASS")  # `- key: PASS` ⏎ `value: …`
-        chosen = password_named and _password_shaped(value, name)
+        chosen = password_named and password_shaped(value, name)
         return chosen or _stored_secret(value)
-    return len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
+    return len(value) >= 16 and (mixed_random(value) or long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
 
 
 _NAME_NUMBER = re.compile(r"[_.-]?\d{1,2}$")
@@ -1266,7 +983,7 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
         if value_match is None:
             continue
         value_group = value_match.lastgroup or "v3"
-        value = _trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
+        value = trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
         if not _machine_made_setting(value, name, strength):
             continue
         start = value_match.start(value_group)
@@ -1287,13 +1004,13 @@ _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"
 
 
 # The password words that no other word ends in, so that a glued name ends in them too (`DBPassword`).
-_GLUED_PASSWORD_WORDS = tuple(word for word in _PASSWORD_WORDS if len(word) >= 6)
+_GLUED_PASSWORD_WORDS = tuple(word for word in PASSWORD_WORDS if len(word) >= 6)
 
 
 def _names_a_password(name: str) -> bool:
     """A setting's name that surely says password: `PASSWORD`, `admin_passwords`, `DB_PASSWD`, `DBPassword`."""
-    last = _name_words(name)[-1] if _credential_name(name) == 2 else ""
-    return last in _PASSWORD_WORDS or last.endswith(_GLUED_PASSWORD_WORDS)
+    last = name_words(name)[-1] if _credential_name(name) == 2 else ""
+    return last in PASSWORD_WORDS or last.endswith(_GLUED_PASSWORD_WORDS)
 
 
 # A literal compared with a credential, the literal first (Yoda style): `if "s3cr3t!" != PASSWORD:`,
@@ -1329,7 +1046,7 @@ def find_compared_literals(text: str) -> Iterator[Range]:
     """The literal of a comparison whose other side is a password's name."""
     for name, value, span in _compared(text):
         name = name.rsplit(".", 1)[-1].lstrip("$")
-        if _names_a_password(name) and _password_shaped(value, name) and not _is_placeholder(value):
+        if _names_a_password(name) and password_shaped(value, name) and not is_placeholder(value):
             yield span
 
 
@@ -1409,10 +1126,10 @@ def find_declared_defaults(text: str) -> Iterator[Range]:
         assert group is not None  # one of the value's groups closes each pattern
         strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start(group):match.end(group)]
-        if not strength or _YAML_TAG.match(value):
+        if not strength or YAML_TAG.match(value):
             continue
         if _names_a_password(name) and _chosen_password(value, name) \
-                or _machine_made_setting(value, name, strength) and not _ID_SHAPE.search(value):
+                or _machine_made_setting(value, name, strength) and not ID_SHAPE.search(value):
             yield match.span(group)  # (not a Secret object's name: `image_pull_secret` = "regcred-acr-prod01")
 
 
@@ -1435,7 +1152,7 @@ def find_listed_passwords(text: str) -> Iterator[Range]:
             if item is None:
                 break
             value = item.group("value")
-            if _password_shaped(value, name) and not _is_placeholder(value):
+            if password_shaped(value, name) and not is_placeholder(value):
                 yield item.span("value")
             position = item.end()
 
@@ -1443,10 +1160,10 @@ def find_listed_passwords(text: str) -> Iterator[Range]:
 def _chosen_password(value: str, name: str) -> bool:
     """A literal a person may have chosen as the password `name` names: password-shaped, random-looking or a
     capitalised passphrase; not a reference, a placeholder, a path or a file."""
-    if _REFERENCE_VALUE.search(value[:PROBE]) or _is_placeholder(value) or _PATH.match(value) or _DOTTED.fullmatch(value):
+    if _REFERENCE_VALUE.search(value[:PROBE]) or is_placeholder(value) or PATH.match(value) or DOTTED.fullmatch(value):
         return False
-    return _password_shaped(value, name) or _looks_random(value) and not _worded(value) \
-        or _capitalised_passphrase(value)
+    return password_shaped(value, name) or looks_random(value) and not worded(value) \
+        or capitalised_passphrase(value)
 
 
 def _assigned_credential(value: str, name: str, strength: int) -> bool:
@@ -1457,7 +1174,7 @@ def _assigned_credential(value: str, name: str, strength: int) -> bool:
 def _stored_secret(value: str) -> bool:
     """A value stored where only secrets go (a .pgpass line, a KV store): machine-made, not a host or a flag
     such as `db.internal` or `checkout-v2`."""
-    return _mixed_random(value) and (_looks_random(value) or len(value) >= 16) and not _is_placeholder(value)
+    return mixed_random(value) and (looks_random(value) or len(value) >= 16) and not is_placeholder(value)
 
 
 # Servers' own directives that take a secret: Redis' `requirepass` and `masterauth` (also through `redis-cli config
@@ -1524,7 +1241,7 @@ def find_session_cookies(text: str) -> Iterator[Range]:
         offset = line.start(1)
         for cookie in capped(_SESSION_COOKIE.finditer(line.group(1)), _COOKIES_PER_LINE):
             value = cookie.group(1)
-            if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
+            if (mixed_random(value) or long_random_word(value)) and not is_placeholder(value):
                 yield offset + cookie.start(1), offset + cookie.end(1)
 
 
@@ -1540,10 +1257,10 @@ def find_common_passwords(text: str) -> Iterator[Range]:
 def find_passwords(text: str) -> Iterator[Range]:
     yield from find_named_values(text)
     for match in capped(_NETRC.finditer(text)):
-        if not _is_placeholder(match.group(1)):
+        if not is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_PGPASS.finditer(text) if text.count(":") >= 4 else ()):
-        if _stored_secret(match.group(1)) or _password_shaped(match.group(1), "password"):
+        if _stored_secret(match.group(1)) or password_shaped(match.group(1), "password"):
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
@@ -1569,10 +1286,10 @@ def find_passwords(text: str) -> Iterator[Range]:
         start = match.start()
         value = text[match.start(1):match.end(1)]
         if lowered.startswith("bearer:", start) and not (
-                len(value) >= _SCHEME_VALUE_MIN and _mixed_random(value) and not pronounceable(value)):
+                len(value) >= _SCHEME_VALUE_MIN and mixed_random(value) and not pronounceable(value)):
             continue  # "Supported schemes: Bearer: oauth2/jwt-access-token": a colon after the scheme reads as prose
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and _DIGIT.search(value) \
-                and not _is_placeholder(value):
+                and not is_placeholder(value):
             yield match.span(1)
     for match in capped(_AUTH_HEADER.finditer(lowered)):
         value = text[match.start(2):match.end(2)]
@@ -1580,9 +1297,9 @@ def find_passwords(text: str) -> Iterator[Range]:
         # design note (`Cognito eu-west-1_Xk2Lm9QzT`, `RBAC roles-matrix-v2.xlsx`, `JWT RS256-signed`), nor a
         # template (`basic {base64(email:password)}`); Azure's signature is a query of its own.
         scheme = match.group("scheme")
-        machine_made = len(value) >= _SCHEME_VALUE_MIN and _mixed_random(value) and not _worded(value) \
+        machine_made = len(value) >= _SCHEME_VALUE_MIN and mixed_random(value) and not worded(value) \
             and not any(c in value for c in "{}()<>[]")
-        if not _is_placeholder(value) and (not scheme or machine_made
+        if not is_placeholder(value) and (not scheme or machine_made
                                            or scheme == "sharedaccesssignature" and "sig=" in value.lower()):
             yield match.span(2)
     for match in capped(_URL_USERINFO.finditer(text)):
@@ -1593,21 +1310,21 @@ def find_passwords(text: str) -> Iterator[Range]:
             continue  # "mongodb://:27017@db", "http://:3000?email=a@b.io": a port and what follows it
         if user.startswith(("${", "#{", "{{", "$(")):
             continue  # a template's URL: `postgresql://${self:custom.db.username}:${self:custom.db.password}@…`
-        if _mixed_random(user) and len(user) >= 20:
+        if mixed_random(user) and len(user) >= 20:
             yield user_start, match.start(1) - 1  # a token given as the user: "https://<token>:x-oauth-basic@"
         # The host follows the last "@"; a "@" before it belongs to the password.
         end = match.start(1) + len(password)
         # `postgres://postgres:postgres@localhost`: an image's default account, the user name said again
-        if password != user and not _is_placeholder(password):
+        if password != user and not is_placeholder(password):
             yield match.start(1), end
     for match in capped(_URL_TOKEN_USER.finditer(text) if "@" in text else ()):
         user = match.group(1)
-        if (_mixed_random(user) or _long_random_word(user)) and "." not in user and not _is_placeholder(user):
+        if (mixed_random(user) or long_random_word(user)) and "." not in user and not is_placeholder(user):
             yield match.span(1)
     for match in capped(_CLI_USER.finditer(text)):
         user, password = match.group(1), match.group(2)
         if not password:
-            if _key_as_user(user) and not _is_placeholder(user):
+            if _key_as_user(user) and not is_placeholder(user):
                 yield match.span(1)  # `curl -u sk_live_…:`: an API key given as the user, no password
             continue
         # `-u <user:password>`, `-u [user:password]` (or a value already redacted), `-u test:test` and
@@ -1616,7 +1333,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if user.startswith(("<", "[")) or password == user or password.isdigit() or len(password) < 3 \
                 or password in ("pass", "password"):
             continue
-        if not _is_placeholder(password):
+        if not is_placeholder(password):
             yield match.span(2)
     for match in capped(_CLI_PASSWORD.finditer(text)):
         floor = max(0, match.start() - 200)
@@ -1625,14 +1342,14 @@ def find_passwords(text: str) -> Iterator[Range]:
             continue  # `mysql -u root -p shop`: a lone `-p` asks for the password; `shop` is the database
         if match.group(1).isdigit() and len(match.group(1)) <= 5:
             continue  # `psql -U postgres -p 5432`, `mysql -u root -P 3306`: a port
-        if not _is_placeholder(match.group(1)):
+        if not is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_TOOL_PASSWORD.finditer(text) if any(word in lowered for word in _TOOL_WORDS) else ()):
         group = match.lastindex or 1
-        if not _is_placeholder(match.group(group)):
+        if not is_placeholder(match.group(group)):
             yield match.span(group)
     for match in capped(_CREDENTIAL_ARGUMENTS.finditer(text) if any(word in lowered for word in _CALL_WORDS) else ()):
-        if not _is_placeholder(match.group(3)):
+        if not is_placeholder(match.group(3)):
             yield match.span(3)
     for match in capped(_SIGNING_KEY_ARGUMENT.finditer(text) if any(word in lowered for word in _SIGNING_WORDS) else ()):
         if _chosen_password(match.group(2), "secret") or _stored_secret(match.group(2)):
@@ -1643,75 +1360,75 @@ def find_passwords(text: str) -> Iterator[Range]:
         group = match.lastgroup or "bare"
         value = text[match.start(group):match.end(group)]
         # In a CREATE/ALTER USER statement, quoted whole; unquoted (Oracle), only a machine-made value.
-        if (group != "bare" or _mixed_random(value)) and not _is_placeholder(value):
+        if (group != "bare" or mixed_random(value)) and not is_placeholder(value):
             yield match.span(group)
     for match in capped(_PROSE_CREDENTIAL.finditer(lowered) if any(word in lowered for word in _PROSE_WORDS) else ()):
-        value = _trim(text[match.start("value"):match.end("value")])
+        value = trim(text[match.start("value"):match.end("value")])
         if _PACKAGE_VERSION.fullmatch(value):
             continue  # "the strength meter dependency is zxcvbn@4.4.2."
         if (match.group("bare") or match.group("words")) and not (
-                _SYMBOL.search(value) and _looks_random(value) or _capitalised_passphrase(value)):
+                _SYMBOL.search(value) and looks_random(value) or capitalised_passphrase(value)):
             continue
         if _COMPOUND_ADJECTIVE.fullmatch(value) or not _CLAUSE_END.match(text, match.start("value") + len(value)) \
-                and not _looks_random(value):
+                and not looks_random(value):
             continue  # "the password is Argon2id-hashed, so …", "the password is Base64Encoded before it is written"
         # "is" ties the value to the password: a chosen one counts ("the wifi password is Sunflower88").
-        if (_mixed_random(value) and not pronounceable(value) or _password_shaped(value, "password")
-                or _capitalised_passphrase(value)) \
-                and "://" not in value and not _FILE_PATH.fullmatch(value) and not _is_placeholder(value):
+        if (mixed_random(value) and not pronounceable(value) or password_shaped(value, "password")
+                or capitalised_passphrase(value)) \
+                and "://" not in value and not FILE_PATH.fullmatch(value) and not is_placeholder(value):
             yield match.start("value"), match.start("value") + len(value)
     for match in capped(_LOGIN_PAIR.finditer(lowered) if any(word in lowered for word in _LOGIN_WORDS) else ()):
-        value = _trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
+        value = trim(text[match.start(2):match.end(2)]).rstrip(",;!?")
         # Written close (`sso/okta2020`, `promo:Sunflower!9`) it may be a path or a host and port: then only a strong
         # password's shape counts. Spaced, words joined with a number count too ("qa.lead@acme.test / Lead-QA-7781").
         spaced = match.group("slash")[0].isspace() and match.group("slash")[-1].isspace()
-        shaped = _password_shaped(value, "password") or spaced and _looks_random(value) and not _PATH.match(value)
-        if shaped and (spaced or _looks_random(value)) and not _is_placeholder(value):
+        shaped = password_shaped(value, "password") or spaced and looks_random(value) and not PATH.match(value)
+        if shaped and (spaced or looks_random(value)) and not is_placeholder(value):
             yield match.start(2), match.start(2) + len(value)
     for match in capped(_PROSE_KEY.finditer(lowered) if "key" in lowered or "token" in lowered
                         or "secret" in lowered else ()):
-        value = _trim(text[match.start(1):match.end(1)])
+        value = trim(text[match.start(1):match.end(1)])
         if _OWNED_BY.search(lowered, max(0, match.start() - 40), match.start()):
             continue
         # Hexadecimal ids, nonces and key ids are 16 characters; a hexadecimal key is 32 or more. An Azure client
         # secret holds "~" and ".".
-        shortest = 32 if _HEX_OR_UUID.fullmatch(value) else _PROSE_KEY_MIN
-        if len(value) >= shortest and (_mixed_random(value) or _long_random_word(value) and not value.isdigit()) \
-                and not pronounceable(value) and ("." not in value or "~" in value) and not _ID_SHAPE.search(value) \
-                and not _is_placeholder(value):
+        shortest = 32 if HEX_OR_UUID.fullmatch(value) else _PROSE_KEY_MIN
+        if len(value) >= shortest and (mixed_random(value) or long_random_word(value) and not value.isdigit()) \
+                and not pronounceable(value) and ("." not in value or "~" in value) and not ID_SHAPE.search(value) \
+                and not is_placeholder(value):
             yield match.start(1), match.start(1) + len(value)
     for match in capped(_PIPED_LOGIN.finditer(lowered) if "login" in lowered or "sudo" in lowered else ()):
-        if not _is_placeholder(text[match.start(1):match.end(1)]):
+        if not is_placeholder(text[match.start(1):match.end(1)]):
             yield match.span(1)
     for match in capped(_SQL_PASSWORD.finditer(lowered) if "password" in lowered else ()):
         group = match.lastgroup or "q1"
-        if not _is_placeholder(text[match.start(group):match.end(group)]):
+        if not is_placeholder(text[match.start(group):match.end(group)]):
             yield match.span(group)
     for match in capped(_ORACLE_LOGIN.finditer(text) if "/" in text else ()):
-        if not _is_placeholder(match.group(1)) and not match.group(1).startswith("nolog"):
+        if not is_placeholder(match.group(1)) and not match.group(1).startswith("nolog"):
             yield match.span(1)
     for match in capped(_CHPASSWD.finditer(text) if "chpasswd" in lowered else ()):
-        if not _is_placeholder(match.group(1)):
+        if not is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_USE_TO_LOG_IN.finditer(lowered) if " to " in lowered or " para " in lowered
                         or " pour " in lowered or " zum " in lowered or " om " in lowered else ()):
         value = text[match.start(1):match.end(1)]
-        if _looks_random(value) and not _is_placeholder(value):
+        if looks_random(value) and not is_placeholder(value):
             yield match.span(1)
     for match in capped(_VALUE_THEN_VERB.finditer(text) if any(word in text for word in _VALUE_THEN_VERB_WORDS) else ()):
         value = match.group(1)
-        if (_password_shaped(value, "password") or _mixed_random(value)) and not _is_placeholder(value):
+        if (password_shaped(value, "password") or mixed_random(value)) and not is_placeholder(value):
             yield match.span(1)
     for match in capped(_VALUE_IS_PASSWORD.finditer(lowered) if " is " in lowered else ()):
         value = text[match.start(1):match.end(1)]
-        if (_password_shaped(value, "password") and _SYMBOL.search(value) or _capitalised_passphrase(value)) \
-                and not _is_placeholder(value):
+        if (password_shaped(value, "password") and _SYMBOL.search(value) or capitalised_passphrase(value)) \
+                and not is_placeholder(value):
             yield match.span(1)
     for match in capped(_PIN.finditer(text) if "PIN" in text else ()):
-        if not _is_placeholder(match.group(1)) and len(set(match.group(1))) > 2:
+        if not is_placeholder(match.group(1)) and len(set(match.group(1))) > 2:
             yield match.span(1)
     for match in capped(_GO_DSN.finditer(text) if "@tcp(" in text or "@unix(" in text or "@udp(" in text else ()):
-        if not _is_placeholder(match.group(1)):
+        if not is_placeholder(match.group(1)):
             yield match.span(1)
     pairs = 0
     for command in capped(_VAULT_WRITE.finditer(lowered) if "vault" in lowered else ()):
@@ -1723,12 +1440,12 @@ def find_passwords(text: str) -> Iterator[Range]:
             value = pair.group(group)
             # `db_host=db.internal`, `feature_flags=checkout-v2`, `ttl=1h` configure, `build_sha=…`, `kms_key_id=…`
             # name an id; a stored secret is machine-made.
-            if _stored_secret(value) and (_name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
+            if _stored_secret(value) and (name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
                 yield pair.span(group)
             position = pair.end()
     for match in capped(_SESSION_ID.finditer(lowered) if "sess" in lowered or ".sid" in lowered else ()):
         value = text[match.start(1):match.end(1)]
-        if (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
+        if (mixed_random(value) or long_random_word(value)) and not is_placeholder(value):
             yield match.span(1)
     for header in capped(_COOKIE_HEADER.finditer(lowered) if "cookie" in lowered else ()):
         position = header.end()
@@ -1737,7 +1454,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             if pair is None:
                 break
             value = pair.group(1)
-            if len(value) >= 16 and (_mixed_random(value) or _long_random_word(value)) and not _is_placeholder(value):
+            if len(value) >= 16 and (mixed_random(value) or long_random_word(value)) and not is_placeholder(value):
                 yield pair.span(1)
             if pair.end() == position or not text.startswith(";", pair.end(1)):
                 break
@@ -1774,14 +1491,14 @@ def _table_secret(text: str, cell: tuple[int, int], name: str) -> Range | None:
     assert inner is not None  # every part of the pattern but the lazy middle is optional
     value = inner.group(1)
     # A chosen password only under a password's name: an "API Key" column may list keys' names (`key_ci_readonly2`).
-    chosen = _name_words(name)[-1] in _PASSWORD_WORDS and _password_shaped(value, name)
-    if value and not any(c.isspace() for c in value) and (chosen or _stored_secret(value)) and not _is_placeholder(value):
+    chosen = name_words(name)[-1] in PASSWORD_WORDS and password_shaped(value, name)
+    if value and not any(c.isspace() for c in value) and (chosen or _stored_secret(value)) and not is_placeholder(value):
         return inner.span(1)
     return None
 
 
 # "Heslo" is also Czech for a dictionary's headword, "parola" Italian for a word: not over a column of passwords.
-_PASSWORD_COLUMNS = _PASSWORD_TRANSLATIONS - {"heslo", "parola"}
+_PASSWORD_COLUMNS = PASSWORD_TRANSLATIONS - {"heslo", "parola"}
 
 
 def _translates_password(header: str) -> bool:
@@ -1829,7 +1546,6 @@ _NAME_VALUE_LINE = re.compile(
     r"^[ \t]*([A-Za-z][A-Za-z0-9_.-]{1,40}+)(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?([A-Za-z0-9_+/-]{20,}+=*)[\"']?[ \t]*$",
     re.MULTILINE,
 )
-_HEX_OR_UUID = re.compile(r"[0-9a-f-]+|[0-9A-F-]+")
 # Names of ids, in a header dump too: `x-request-id`, `cf-ray`, `traceparent`.
 _ID_NAME_ENDS = frozenset({"id", "sid", "ray", "traceparent", "trace", "span", "etag"})
 # Names of values published by design: a CAPTCHA's site key, a domain's verification record, a public key.
@@ -1888,7 +1604,7 @@ def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Ra
             if len(line) - len(content) <= indent:
                 return
             entry = _DATA_ENTRY.fullmatch(text, position, line_end)
-            if entry is not None and not _is_placeholder(entry.group(3)):
+            if entry is not None and not is_placeholder(entry.group(3)):
                 yield entry.span(3)
         position = line_end + 1
 
@@ -1896,13 +1612,13 @@ def _data_values(text: str, position: int, end: int, indent: int) -> Iterator[Ra
 def find_name_value_lines(text: str) -> Iterator[Range]:
     for match in _NAME_VALUE_LINE.finditer(text):
         name, value = match.group(1), match.group(2)
-        if name.lower().rstrip(":") in _DIGEST_NAMES or _ID_NAME_ENDS.intersection(_name_words(name)[-1:]) \
+        if name.lower().rstrip(":") in _DIGEST_NAMES or _ID_NAME_ENDS.intersection(name_words(name)[-1:]) \
                 or _PUBLISHED_NAME.search(name) or OBJECT_ID.fullmatch(value) or base64_of_data(value):
             continue
         letters = sum(c.isalpha() for c in value[:PROBE])
         digits = sum(c.isdigit() for c in value[:PROBE])
-        if (letters >= 4 and digits >= 4 and not _is_placeholder(value) and not _PATH.match(value)
-                and not _HEX_OR_UUID.fullmatch(value) and not _worded(value) and not _JOINED_WORD.search(value)):
+        if (letters >= 4 and digits >= 4 and not is_placeholder(value) and not PATH.match(value)
+                and not HEX_OR_UUID.fullmatch(value) and not worded(value) and not _JOINED_WORD.search(value)):
             yield match.span(2)
 
 
@@ -1928,7 +1644,7 @@ def find_generated_keys(text: str) -> Iterator[Range]:
     for match in capped(_BUNDLER_CREDENTIALS.finditer(text) if "BUNDLE_" in text else ()):
         password = match.group(1).split(":", 1)[1]
         # Machine-made, as the gem servers issue them: not `cafebabe:deadbeef`, `username:password`, `SSM:/#{…}`
-        if _mixed_random(password) and "/" not in password and not _is_placeholder(match.group(1)):
+        if mixed_random(password) and "/" not in password and not is_placeholder(match.group(1)):
             yield match.span(1)
 
 
@@ -1936,11 +1652,10 @@ def find_telegram(text: str) -> Iterator[Range]:
     for match in _TELEGRAM.finditer(text):
         bot_id = _BOT_ID.search(text, max(0, match.start() - 11), match.start())
         body = match.group(1)
-        if bot_id is not None and (_mixed_random(body) or body.startswith("AA") and not _is_placeholder(body)):
+        if bot_id is not None and (mixed_random(body) or body.startswith("AA") and not is_placeholder(body)):
             yield bot_id.start(), match.end(1)  # the bot's id is part of the token
-
-
 # ---- password hashes -------------------------------------------------------------------------------
+
 
 _HASHES = (
     re.compile(r"\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}"),  # bcrypt
