@@ -17,7 +17,7 @@ MASK = "*•#"
 # Words that name a password itself: under a numbered name (`static_password07`), as a call's default
 # (`getenv("PASSWORD", "…")`) or a setting pair's name, a password-shaped value is one.
 PASSWORD_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "pwd", "passwort", "contraseña", "pw",
-                             "psk"})
+                            "psk"})
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_.\-\s]+")
@@ -307,7 +307,7 @@ _DATE_LIKE = re.compile(r"\d{1,4}[-/.](?:\d{1,2}|[A-Za-z]{3})[-/.]\d{1,4}")
 FILE_PATH = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?:@\dx)?\.[A-Za-z]\w{0,9}")  # an image's "@2x" too
 
 YAML_TAG = re.compile(r"!(?i:vault|ref|sub|getatt|importvalue|join|select|split|findinmap|base64|cidr|if|env|include|"
-                       r"reference|secret|unsafe|encrypted/pkcs1-oaep)")
+                      r"reference|secret|unsafe|encrypted/pkcs1-oaep)")
 
 _HOST_PORT = re.compile(r"[\w.-]{1,253}:\d{2,5}")
 # A memory address in a backtrace: `token_cache_put (key=0x7f3c1c0023a0, len=64)`. (A key written in hex is longer.)
