@@ -66,3 +66,14 @@ def test_a_name_ending_in_a_credential_word_is_not_part_of_the_secret() -> None:
 @pytest.mark.parametrize("value", ["rootpass", "adminpass", "thisismypassword"])
 def test_a_weak_password_is_no_placeholder(value: str) -> None:
     assert not E.is_placeholder(value)
+
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+@pytest.mark.skipif(not (DATA / "secrets-kingfisher").is_dir(), reason="needs ../shared/data")
+def test_at_most_one_secret_in_a_hundred_of_each_scanner_corpus_reaches_the_model() -> None:
+    # The guardrail's promise, on the scanners' own fixtures: a leak is any 8-character piece still sent.
+    for corpus, figures in E.eval_secrets(DATA, details=False).items():
+        assert figures["secrets"] > 50, corpus
+        assert figures["leaked"] <= figures["secrets"] // 100, (corpus, figures["leaked"], figures["secrets"])

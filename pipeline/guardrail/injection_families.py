@@ -414,7 +414,9 @@ _ADDRESSED = [
     rf"(?<!human: hello )(?<!human: hi )(?<!human: hey )(?:the )?{_MODEL}\b ?[,!:]",
     r"\b(?:ai|llm|assistant|chatgpt|gpt|claude|reqgate|reviewer|review bot|ai reviewer|language model)s? ?[,:] "
     r"(?:please )?(?:ignore|approve|mark|rate|score|say|respond|reply|output|print|tell|do not|don'?t|you must|"
-    r"you should|make sure|always|never|classify|label|treat|consider|forget|disregard|pretend|act)\b",
+    # "AI: always returns the same summary" describes a feature; "AI: always answer in French" orders
+    r"you should|make sure|always(?! [a-z]+s\b)|never(?! [a-z]+s\b)|classify|label|treat|consider|forget|disregard|"
+    r"pretend|act)\b",
     r"\b(?:mark|rate|score|label|set|flag|approve|classify|grade) (?:this|the) (?:ticket|issue|story|"
     r"requirement|request|pr|pull request|document|email|domain|website|candidate|resume|submission) "
     r"(?:as )?(?:ready|approved|100|perfect|safe|benign|legitimate|not malicious|excellent|top)\b",
