@@ -1,6 +1,7 @@
 r"""Credential finders: vendor tokens by their fixed prefixes, private key blocks, and values given to
-password/secret/token/api-key names. Each finder yields `(start, end)` of the value only; what a value looks
-like (machine-made, chosen, a placeholder) is judged in `values`.
+password/secret/token/api-key names. Each finder yields `(start, end)` of the value only. What a name says is
+judged in `names`, what a value looks like (machine-made, chosen, a placeholder) in `values`; credentials in other
+forms than `name = value` (directives, cookies, tables) are found in `credential_forms`.
 
 As in `pii`, a pattern starts with its literal prefix and checks the character before it with a
 look-behind placed after the prefix, which lets the regex engine skip ahead (`glpat-(?<![\w-]glpat-)`).
@@ -15,15 +16,34 @@ from itertools import chain
 
 from reqgate.pipeline.guardrail.budget import MAX_CANDIDATES, MAX_NAMES, PROBE, capped
 from reqgate.pipeline.guardrail.context import find_context_tokens
+from reqgate.pipeline.guardrail.credential_forms import (
+    find_directive_secrets,
+    find_listed_passwords,
+    find_nested_values,
+    find_session_cookies,
+    find_table_credentials,
+)
+from reqgate.pipeline.guardrail.names import (
+    DATA_KEY_WORDS,
+    ID_PAIRS,
+    NAME_END,
+    NAME_MAX,
+    PURPOSE,
+    assigned_credential,
+    chosen_password,
+    credential_name,
+    machine_made_setting,
+    name_strength,
+    names_a_password,
+    numbered_credential_name,
+    stored_secret,
+)
 from reqgate.pipeline.guardrail.normalize import lower_aligned
 from reqgate.pipeline.guardrail.shapes import (
     ARN_BEFORE,
     ARN_LOOK_BACK,
     CJK,
-    CURSOR_WORDS,
-    HANDLE_WORDS,
     OBJECT_ID,
-    ORDINARY_CREDENTIAL_ENDINGS,
     PUBLISHED_VALUE_NAME,
     UUID,
     alphabet_typed,
@@ -32,13 +52,11 @@ from reqgate.pipeline.guardrail.shapes import (
     pronounceable,
 )
 from reqgate.pipeline.guardrail.values import (
-    DOTTED,
     FILE_PATH,
     HEX_OR_UUID,
     ID_SHAPE,
     JOINED,
     MASK,
-    PASSWORD_TRANSLATIONS,
     PASSWORD_WORDS,
     PATH,
     YAML_TAG,
@@ -166,67 +184,7 @@ def find_private_keys(text: str) -> Iterator[Range]:
 # ---- values given to credential names --------------------------------------------------------------
 
 
-# After a password's word, the system it logs in to, in an assignment (`password_couchbase: …`, `PASSWORD_SMTP=…`);
-# not the words that make it a setting about passwords (`password_min_length = 12`, `PASSWORD_RE = /^(?=…/`).
-_OWNER_QUALIFIER = (
-    r"(?!(?:file|path|dir|field|input|selector|length|len|min|max|re|regex|pattern|policy|rule|rules|reset|confirm|"
-    r"confirmation|within|property|fetch|prompt|label|hint|expiry|expires|expiration|age|history|strength|type|"
-    r"mode|hash|hashed|salt|encoder|validator|required|changed|change|updated|attempts|retries|format|algorithm|"
-    r"digest|lifetime|chars|characters|complexity|manager|store|env|var|name|key|id|url|uri|link|page|form|"
-    r"text|message|msg|error|title|placeholder|column|col|param|option|flag|setting|config|auth|"
-    r"login|token|secret|protected|enabled|disabled|visible|hidden|less|scheme|encoding|minimum|maximum|cipher|"
-    r"kdf|source|provider|backend|strategy|method|hasher|hashing|encryption|encrypted|algo|iterations|rounds|lock|"
-    r"lockout|reuse|ttl|timeout|version|schema|mask|masked|reveal|toggle|generator|service|mode)(?![a-z]))"
-    r"(?P<owner>[a-z]{2,12})(?=[\"']?[ \t]*[:=])"
-)
-# What a credential is for, after its word: `my_secret_password_for_email`, `token-for-github`.
-_PURPOSE = r"[_-](?:for|of)[_-][a-z]{2,12}(?:[_-][a-z]{2,12})?"
-# The last word of a name that says credential: DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword,
-# dbpass, CLIENTSECRET. Matched on the lower-cased copy, so glued names end in these too.
-# A qualifier of environment, version or index may follow the word (API_KEY_PROD, SECRET_KEY_BASE,
-# DB_PASSWORD_2); the name is judged by the word before it. "api" names a setting only when assigned
-# (`MAILGUN_API=…`): a log's thousand `/api/` paths must not use up the text's `MAX_NAMES`.
-_NAME_END = re.compile(
-    r"(?P<word>passwords?|passwd|passphrase|passcode|passwort|contraseña|pass|pwd|pword|pw|psk|secret|token|apikey|"
-    r"api_key|api(?=(?:[_.-]?[a-z0-9]{1,12})?[\"']?[ \t]*[:=])|key|credentials|credential|creds|auth|access|private|signature|sig|license|licence|"
-    r"client[_.-]id|tenant[_.-]id|clientid|tenantid|test_reporter_id|authtok|pat|login|"
-    # "tok" shortens "token" after the word that makes it a credential: `access_tok`, `SECRET-tok`
-    r"(?:(?<=secret[_.-])|(?<=access[_.-])|(?<=refresh[_.-])|(?<=auth[_.-])|(?<=api[_.-]))tok)"
-    r"(?:[_.-]?(?:\d{1,2}|v\d{1,2}|prod|production|dev|development|test|staging|stage|qa|uat|base|live|sandbox|"
-    r"primary|secondary|old|new|local|value|default|backup|ro|rw|dr|readonly|replica|master|admin|root)"
-    r"|(?:(?<=password)|(?<=passwd))_" + _OWNER_QUALIFIER +
-    # what the credential is for: `my_secret_password_for_email`, `token_for_github`
-    r"|(?:(?<=password)|(?<=passwd)|(?<=pwd)|(?<=secret)|(?<=token))" + _PURPOSE + r"(?=[\"']?[ \t]*[:=]))?"
-    r"(?![a-z0-9])"
-)
-# Credential words read alone as prose or as a field type; after them a value must look machine-made.
-_STRONG_WORDS = frozenset({"password", "passwords", "passwd", "passphrase", "passcode", "passwort", "contraseña", "pwd",
-                           "pw",  # LDAP's `bindpw`, `rootpw`; `db_pw`
-                           "psk",  # a Wi-Fi network's pre-shared key: wpa_supplicant's `psk="…"`
-                           "pword", "secret", "token", "apikey", "credential", "credentials", "creds",
-                           "test_reporter_id",  # Code Climate's test reporter id uploads coverage as the repository
-                           "authtok"})  # sssd's and PAM's bind password: `ldap_default_authtok = …`
-_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
-                           ("signing", "key"), ("master", "key"), ("encryption", "key"), ("auth", "key"),
-                           ("client", "key"), ("license", "key"), ("app", "key"), ("account", "key"),
-                           ("shared", "key"), ("storage", "key"), ("consumer", "key"), ("subscription", "key"),
-                           ("access", "token"), ("pass", "phrase"), ("db", "pass"), ("ssh", "pass")})
-# .npmrc's credentials, each a name of its own: `//registry.example.com/:_auth=…`.
-_NPMRC_NAMES = frozenset({"_auth", "_authtoken", "_password"})
-_DATA_KEY_WORDS = frozenset({"revision", "commit", "hash", "sha", "checksum", "digest", "cache", "sort", "partition",
-                             "primary", "foreign", "index", "lookup", "idempotency", "routing", "row", "map",
-                             "hotkey", "shortcut", "vcs", "composite", "natural", "surrogate",
-                             # Atlassian's and CI servers' keys of things: `?buildKey=ECC-ECC21-18`, `projectKey=…`
-                             "build", "plan", "project", "issue", "job"})
-_NOT_A_VALUE_NAMES = frozenset({"placeholder", "example", "sample", "dummy"})
-# In a setting's name "next" and "resume" say cursor too (`next_token`, `resumeToken`); before a value in prose
-# they are too common to veto a key.
-_CURSOR_NAME_WORDS = CURSOR_WORDS | {"next", "resume"}
-# Identifiers that, with a secret, log in: Azure AD tenant and client ids. Only machine-made values count.
-_ID_PAIRS = frozenset({("client", "id"), ("tenant", "id"), ("app", "id"), ("application", "id")})
 _DOTTED_ID = re.compile(r"(?i:client|tenant)[.-]id$")
-# Words glued before a credential word in names such as "SSHpassword" or "CLIENTSECRET".
-_NAME_MAX = 80
 
 # A declared type between a variable and its value: Swift's `let password: String! = "…"`, Kotlin's
 # `val token: String? = "…"`, TypeScript's `const secret: string = '…'`. Lower-cased.
@@ -238,7 +196,7 @@ _FLAG_BEFORE = re.compile(r"(?:^|[ \t])--?(?:[a-z0-9]{1,20}+-){0,4}[a-z0-9]{0,20
 _DOCKER_ENV = re.compile(r"[ \t]*ENV[ \t]+[A-Za-z_][\w.-]*")
 # "secretValue", "token_value", "secret_for_prod_db": the credential itself (and what it is for), not one of several
 # numbered or staged ones.
-_ITS_VALUE = re.compile(r"[_.-]?value|" + _PURPOSE)
+_ITS_VALUE = re.compile(r"[_.-]?value|" + PURPOSE)
 # Between a setting read and the value used when it is unset: `getenv('DB_PASSWORD') ?: '…'`, `?? "…"`, `|| "…"`,
 # `{{ .Values.password | default "…" }}`.
 _FALLBACK = re.compile(r"\?:|\?\?|\|\||\|[ \t]*default")
@@ -267,44 +225,6 @@ _LINE_LEAD = re.compile(r"[ \t>*#+-]*[\"']?")
 _SETTING_LEAD = re.compile(r"[ \t*+-]*(?:[$>#][ \t]+|\d{1,3}[.)][ \t]+)?(?:export[ \t]+)?[\w.-]{1,80}")
 _LINE_END_OR_COMMENT = re.compile(r"[ \t]*(?:$|\r?\n|#[ \t])")
 _QUERY_FIELD = re.compile(r"&[A-Za-z_][\w.-]*=")
-
-
-def _name_strength(name: str, word: str, assigned: bool) -> int:
-    """2 when the name says credential (DB_PASSWORD, clientSecret, X-Api-Key, SSHpassword); 1 when it
-    only might (STRIPE_KEY, toggl ACCESS); 0 otherwise (sort_key, lastVcsRevisionKey). `word` is the credential word it ends in;
-    `assigned` says whether the value is given with `=` or quotes."""
-    words = name_words(name)
-    if not words or "public" in words or "publishable" in words or "pubkey" in words \
-            or tuple(words[-2:]) == ("site", "key"):
-        return 0  # DOTENV_PUBLIC_KEY, publishable_key, reCAPTCHA's `siteKey`: published by design
-    if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
-        return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object
-    if _CURSOR_NAME_WORDS.intersection(words):
-        return 0  # nextPageToken, continuationToken, sync_token: a position in a listing, not a credential
-    if HANDLE_WORDS.intersection(words) and words[-1] == "token":
-        return 0  # EFS's creation_token, an idempotency token, a lifecycle hook's LifecycleActionToken: handles
-    last = words[-1]
-    if last in ORDINARY_CREDENTIAL_ENDINGS:
-        return 0  # `ssh_askpass: exec(…)`, `bypass=…`: a program or a word, not a credential
-    if word in _STRONG_WORDS or word == "api_key" or name.lower() in _NPMRC_NAMES:
-        # "pass" alone is a verb ("Tests pass: 10/10"); only a compound such as DB_PASS names a password.
-        return 2
-    if word == "pass":
-        # In capitals with `=` or quotes it is a setting (`PASS = 'x'`); `PASS: test-suite-1` is a test runner's.
-        # `user=bob pass=Xk3…`: in lower case, assigned, a weak name (a value must look machine-made); "pass=42"
-        # is a count.
-        return 2 if len(words) > 1 or len(last) > 4 or assigned and name.isupper() else 1 if assigned else 0
-    if tuple(words[-2:]) in _ID_PAIRS:
-        return 1
-    # Before the data words: a vendor may be called one ("shortcut-private-key" is Shortcut's API key).
-    if tuple(words[-2:]) in _SECRET_PAIRS or (last.endswith("key") and last[:-3] in {"api", "secret", "private",
-                                                                                     "access", "auth", "client"}):
-        return 2
-    if last == "tok":
-        return 1  # `access_tok`, `SECRET-tok`; lexers name their tokens so too (`access_tok == 'readonly'`)
-    if _DATA_KEY_WORDS.intersection(words):
-        return 0  # lastVcsRevisionKey, sort_key, cache-key: a key into data, not a credential
-    return 1
 
 
 _DOTTED_WORDS = re.compile(r"[a-z]+(?:\.[a-z]+)+")
@@ -355,8 +275,8 @@ _NUMBERED_KEY = re.compile(r"\d{1,4}_(?=[A-Za-z])")
 def _name_before(text: str, end: int) -> tuple[str, int] | None:
     """The identifier ending at `end` ("DB_PASSWORD", "spring.datasource.password") and its start."""
     # Matched forwards on the reversed window: one anchored match instead of a search from every start.
-    run = _NAME_RUN.match(text[max(0, end - _NAME_MAX - 1):end][::-1])
-    if run is None or run.end() > _NAME_MAX:
+    run = _NAME_RUN.match(text[max(0, end - NAME_MAX - 1):end][::-1])
+    if run is None or run.end() > NAME_MAX:
         return None
     start = end - run.end()
     # "--password=x" is a command-line flag: the name starts after the dashes; a numbered key
@@ -400,7 +320,7 @@ _DEFINE_BEFORE = re.compile(r"\b(?:define|option|set|put|setproperty|setenv|pute
 # Before a bare "key", the word that makes it a key into data or a key's id ("the primary key …", "using RSA key …").
 # Before a bare "key" also a key's algorithm, and a Kafka record's or a message's key (`Poison message key: order_x…`;
 # `MESSAGE_KEY=…` stays a setting's name).
-_KEY_OF_DATA_WORDS = _DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public",
+_KEY_OF_DATA_WORDS = DATA_KEY_WORDS | {"rsa", "dsa", "eddsa", "ecdsa", "ed25519", "gpg", "pgp", "host", "public",
                                         "message", "record"}
 _PREVIOUS_WORD = re.compile(r"([a-z0-9]+)[ \t]+$")
 
@@ -433,7 +353,7 @@ def find_named_values(text: str) -> Iterator[Range]:
     bare = _RunEnds(_BARE, text)
     covered = 0
     name_lists = [match.span("names") for match in _multiple_assignments(text)]
-    for ending in capped(_NAME_END.finditer(lowered), MAX_NAMES):
+    for ending in capped(NAME_END.finditer(lowered), MAX_NAMES):
         if ending.start() < covered:
             continue  # inside a value already taken
         if inside(name_lists, ending.start(), ending.end()):
@@ -445,9 +365,9 @@ def find_named_values(text: str) -> Iterator[Range]:
             # `token: |` ⏎ value: the marker says the value follows, so it is judged as `token: value`.
             separator = lowered[gap.start("sep"):gap.start("block")]
         elif gap.group("typed") or separator and separator.isspace() and "\n" not in separator and (
-                _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - _NAME_MAX), ending.start()) + 1,
+                _DOCKER_ENV.fullmatch(text, text.rfind("\n", max(0, ending.start() - NAME_MAX), ending.start()) + 1,
                                       ending.end())
-                or _FLAG_BEFORE.search(lowered, max(0, ending.start() - _NAME_MAX), ending.start())
+                or _FLAG_BEFORE.search(lowered, max(0, ending.start() - NAME_MAX), ending.start())
                 and not _PROMPTING_CLIENT.search(lowered, max(0, ending.start() - 200), ending.start())):
             # `let password: String = "…"`, a Dockerfile's `ENV DB_PASSWORD secret` and a command's `--password secret`
             # assign (mysql's lone `--password` prompts; the database follows)
@@ -480,7 +400,7 @@ def find_named_values(text: str) -> Iterator[Range]:
                 # A setting's line whose value runs on to the line's end or a comment (`apikey:=m{{h}o)p…>-_$#x}}`):
                 # all of it, unless the rest is a query's next field (`ya29.a0…&expires_in=3600`).
                 run_end = _NON_SPACE.match(text, start).end()
-                floor = max(0, ending.start() - _NAME_MAX)
+                floor = max(0, ending.start() - NAME_MAX)
                 line_start = text.rfind("\n", floor, ending.start()) + 1 or floor
                 if _LINE_END_OR_COMMENT.match(text, run_end) and not _QUERY_FIELD.search(text, end, run_end) \
                         and _SETTING_LEAD.fullmatch(text, line_start, ending.end()):
@@ -519,7 +439,7 @@ def find_named_values(text: str) -> Iterator[Range]:
                 or _NOT_A_SETTING_BEFORE.search(text, max(0, name_start - 180), name_start) is not None \
                 or _DIGEST_OF.search(lowered, max(0, name_start - 10), name_start) is not None:
             continue  # `${DB_PASSWORD:-…}` is a default (`_SHELL_DEFAULT`); `arn:…:secret:name-AbCd` a secret's ARN
-        strength = _name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
+        strength = name_strength(name, ending.group("word"), quoted_match is not None or "=" in separator)
         if not strength and name.lower() == "pass" and separator.strip() == ":" and password_shaped(value, name) \
                 and (_SYMBOL.search(value) or _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
                      or capitalised_passphrase(value)) \
@@ -613,7 +533,7 @@ def find_named_values(text: str) -> Iterator[Range]:
         elif strength == 1 and _WORDS_THEN_DIGEST.fullmatch(value):
             continue  # a cache key or an artifact built from words and a digest: `Linux-gradle-f76aa949d819…`
         elif strength == 1:
-            if tuple(name_words(name)[-2:]) in _ID_PAIRS and (
+            if tuple(name_words(name)[-2:]) in ID_PAIRS and (
                     value.isdigit() or _DOTTED_ID.search(name) and not (UUID.fullmatch(value) or value.isalnum() and len(value) >= 20
                                                          and not pronounceable(value))):
                 # Google's numeric `client_id` of a service account is an id; Kafka's and MQTT's `client.id`,
@@ -916,67 +836,13 @@ _PAIR_FIELDS = re.compile(
 _PAIR_VALUE = re.compile(r"\"(?P<v1>[^\"\n]{1,300}+)\"|'(?P<v2>[^'\n]{1,300}+)'|(?P<v3>[^\s\"'<,}]{1,300}+)")
 
 
-def _credential_name(name: str) -> int:
-    """How surely a setting's whole name says credential (see `_name_strength`), 0 when it does not end in a
-    credential word."""
-    lowered = name.lower()
-    ending = next((m for m in _NAME_END.finditer(lowered) if m.end() == len(lowered)), None)
-    if ending is None or ending.end() != ending.end("word"):
-        return 0
-    return _name_strength(name, ending.group("word"), True)
-
-
-# In a manifest the value is as often a reference as a secret: a secret's name (`github-webhook-secret`,
-# `dockerhub-creds:token`), a path, a URL, an ARN or KMS alias, `${VAR}`, `%env.X%`, `@Microsoft.KeyVault(…)`,
-# an algorithm (`AES256`), a mode. A generated password's `%`, `@` or `/` alone makes none of them.
-_REFERENCE_VALUE = re.compile(r"\$[{(]|%\w+%|@\w+\.\w+\(|^[~/.]|://|^arn:|^alias/|^[\w.-]+:[\w.-]+$|\s|\{\{")
-# Owners of a `…_PASS` setting that make it a password (`RABBITMQ_DEFAULT_PASS`, `DB_PASS`); a lint or render
-# pass (`SKIP_PASS`, `RENDER_PASS`) is not one.
-_PASS_OWNERS = frozenset({"db", "database", "admin", "root", "default", "user", "smtp", "mail", "ftp", "sftp", "ssh",
-                          "ldap", "proxy", "sql", "mysql", "pg", "postgres", "redis", "mongo", "rabbitmq", "amqp",
-                          "login", "bind", "auth", "app", "api", "service", "svc", "master", "keystore",
-                          "truststore"})
-# Identifiers and public keys that sit under key-like names: client and tenant ids, KMS key ids (UUIDs, `mrk-…`),
-# site keys (`0x4AAA…`).
-_PUBLIC_ID = re.compile(r"[0-9a-fA-F-]+|mrk-[0-9a-f]{32}|0x\w+")
-
-
-def _machine_made_setting(value: str, name: str, strength: int) -> bool:
-    if not value or _REFERENCE_VALUE.search(value[:PROBE]) or value.startswith("-") or is_placeholder(value):
-        return False
-    words = name_words(name)
-    if tuple(words[-2:]) in _ID_PAIRS:
-        return False  # AZURE_CLIENT_ID, tenantId: published in every sign-in URL
-    if {"encryption", "kms"} & set(words) and _PUBLIC_ID.fullmatch(value):
-        return False  # an encryption key named by its KMS id; the key itself is never a UUID
-    if strength == 2:
-        # A key or token is made; a password may be chosen (`- name: DB_PASSWORD` ⏎ `value: hardcoded5`).
-        # `PWD` alone is the working directory.
-        password_named = words[-1] in PASSWORD_WORDS and name != "PWD" or words[-1] == "pass" and (
-            len(words) > 1 and words[-2] in _PASS_OWNERS or name == "PASS")  # `- key: PASS` ⏎ `value: …`
-        chosen = password_named and password_shaped(value, name)
-        return chosen or _stored_secret(value)
-    return len(value) >= 16 and (mixed_random(value) or long_random_word(value)) and not _PUBLIC_ID.fullmatch(value)
-
-
-_NAME_NUMBER = re.compile(r"[_.-]?\d{1,2}$")
-
-
-def _numbered_credential_name(name: str) -> tuple[int, str]:
-    """`_credential_name` and the name it judged: a numbered name counts as its word (`TEST_PASSWORD_3`,
-    `static_password03`) where the value sits beside its own name, as the number enumerates credentials."""
-    unnumbered = _NAME_NUMBER.sub("", name)
-    strength = _credential_name(unnumbered)
-    return (strength, unnumbered) if strength else (_credential_name(name), name)
-
-
 def find_setting_pairs(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     if "value" not in lowered and "<" not in lowered:
         return
     for match in capped(_PAIR_FIELDS.finditer(lowered)):
         group = next(g for g in ("name", "xml_name", "flag_name", "element_name") if match.group(g) is not None)
-        strength, name = _numbered_credential_name(text[match.start(group):match.end(group)].rsplit("/", 1)[-1])
+        strength, name = numbered_credential_name(text[match.start(group):match.end(group)].rsplit("/", 1)[-1])
         if not strength:
             continue
         value_match = _PAIR_VALUE.match(text, match.end())
@@ -984,7 +850,7 @@ def find_setting_pairs(text: str) -> Iterator[Range]:
             continue
         value_group = value_match.lastgroup or "v3"
         value = trim(value_match.group(value_group)) if value_group == "v3" else value_match.group(value_group)
-        if not _machine_made_setting(value, name, strength):
+        if not machine_made_setting(value, name, strength):
             continue
         start = value_match.start(value_group)
         yield start, start + len(value)
@@ -1001,16 +867,6 @@ _PGPASS = re.compile(r"^[ \t]*(?:[\w-]{1,63}+(?:\.[\w-]{1,63}+){1,8}+|localhost|
 _VAULT_WRITE = re.compile(r"\bvault[ \t]+(?:kv[ \t]+(?:put|patch)[ \t]+(?:-[\w=-]{1,40}+[ \t]+){0,4}|write[ \t]+(?=(?:secret|kv)/))"
                           r"[\w/.-]{1,200}+")
 _VAULT_PAIR = re.compile(r"[ \t]+(?P<key>[\w.-]{1,80}+)=(?:\"([^\"\n]{1,300}+)\"|'([^'\n]{1,300}+)'|([^\s\"'@][^\s\"']{0,300}+))")
-
-
-# The password words that no other word ends in, so that a glued name ends in them too (`DBPassword`).
-_GLUED_PASSWORD_WORDS = tuple(word for word in PASSWORD_WORDS if len(word) >= 6)
-
-
-def _names_a_password(name: str) -> bool:
-    """A setting's name that surely says password: `PASSWORD`, `admin_passwords`, `DB_PASSWD`, `DBPassword`."""
-    last = name_words(name)[-1] if _credential_name(name) == 2 else ""
-    return last in PASSWORD_WORDS or last.endswith(_GLUED_PASSWORD_WORDS)
 
 
 # A literal compared with a credential, the literal first (Yoda style): `if "s3cr3t!" != PASSWORD:`,
@@ -1046,7 +902,7 @@ def find_compared_literals(text: str) -> Iterator[Range]:
     """The literal of a comparison whose other side is a password's name."""
     for name, value, span in _compared(text):
         name = name.rsplit(".", 1)[-1].lstrip("$")
-        if _names_a_password(name) and password_shaped(value, name) and not is_placeholder(value):
+        if names_a_password(name) and password_shaped(value, name) and not is_placeholder(value):
             yield span
 
 
@@ -1082,14 +938,14 @@ def find_multiple_assignments(text: str) -> Iterator[Range]:
         if len(names) != len(values):
             continue
         for name, (offset, value) in zip(names, values, strict=True):
-            strength, name = _numbered_credential_name(name.rsplit(".", 1)[-1].lstrip("$"))
+            strength, name = numbered_credential_name(name.rsplit(".", 1)[-1].lstrip("$"))
             if name.lower() == "pass":
                 strength, name = 2, "password"  # a lone `pass` given beside a user (`my ($user, $pass) = …`)
             quoted = value[:1] in "\"'" and len(value) >= 2
             inner = value[1:-1] if quoted else value
             # unquoted, a chosen password would be a name (`user, password = admin, pw`)
-            if strength and (_assigned_credential(inner, name, strength) if quoted
-                             else _machine_made_setting(inner, name, strength)):
+            if strength and (assigned_credential(inner, name, strength) if quoted
+                             else machine_made_setting(inner, name, strength)):
                 start = match.start("values") + offset + quoted
                 yield start, start + len(inner)
 
@@ -1124,125 +980,13 @@ def find_declared_defaults(text: str) -> Iterator[Range]:
     for match in matches:
         group = match.lastgroup
         assert group is not None  # one of the value's groups closes each pattern
-        strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
+        strength, name = numbered_credential_name(text[match.start("name"):match.end("name")])
         value = text[match.start(group):match.end(group)]
         if not strength or YAML_TAG.match(value):
             continue
-        if _names_a_password(name) and _chosen_password(value, name) \
-                or _machine_made_setting(value, name, strength) and not ID_SHAPE.search(value):
+        if names_a_password(name) and chosen_password(value, name) \
+                or machine_made_setting(value, name, strength) and not ID_SHAPE.search(value):
             yield match.span(group)  # (not a Secret object's name: `image_pull_secret` = "regcred-acr-prod01")
-
-
-# A YAML list of passwords under a key of its own (`passwords:` ⏎ `  - "…"` ⏎ `  - "…"`): every item is one. The key
-# ends its line, so "Users cannot change their password" ⏎ "- Chrome58 on Windows" is prose and a list.
-_LIST_KEY = re.compile(r"^[ \t]*+(?:\d{1,4}_(?=[A-Za-z]))?(?P<name>[A-Za-z_][\w.-]{0,60}+)[ \t]*+:[ \t]*+\r?$", re.MULTILINE)
-_LIST_ITEM = re.compile(r"[ \t]*+-[ \t]++(?P<q>[\"']?)(?P<value>[^\s\"']{1,200}+)(?P=q)[ \t]*+\r?(?:\n|$)")
-_LIST_MAX = 50
-
-
-def find_listed_passwords(text: str) -> Iterator[Range]:
-    """The items of a YAML list whose key names passwords."""
-    for match in capped(_LIST_KEY.finditer(text) if "-" in text else ()):
-        name = match.group("name")
-        if not _names_a_password(name):
-            continue
-        position = match.end() + 1
-        for _ in range(_LIST_MAX):
-            item = _LIST_ITEM.match(text, position)
-            if item is None:
-                break
-            value = item.group("value")
-            if password_shaped(value, name) and not is_placeholder(value):
-                yield item.span("value")
-            position = item.end()
-
-
-def _chosen_password(value: str, name: str) -> bool:
-    """A literal a person may have chosen as the password `name` names: password-shaped, random-looking or a
-    capitalised passphrase; not a reference, a placeholder, a path or a file."""
-    if _REFERENCE_VALUE.search(value[:PROBE]) or is_placeholder(value) or PATH.match(value) or DOTTED.fullmatch(value):
-        return False
-    return password_shaped(value, name) or looks_random(value) and not worded(value) \
-        or capitalised_passphrase(value)
-
-
-def _assigned_credential(value: str, name: str, strength: int) -> bool:
-    """A literal given to a name that names a credential: made by a machine, or chosen under a password's name."""
-    return _machine_made_setting(value, name, strength) or _names_a_password(name) and _chosen_password(value, name)
-
-
-def _stored_secret(value: str) -> bool:
-    """A value stored where only secrets go (a .pgpass line, a KV store): machine-made, not a host or a flag
-    such as `db.internal` or `checkout-v2`."""
-    return mixed_random(value) and (looks_random(value) or len(value) >= 16) and not is_placeholder(value)
-
-
-# Servers' own directives that take a secret: Redis' `requirepass` and `masterauth` (also through `redis-cli config
-# set`), HAProxy's `stats auth user:…` and `user … insecure-password …`, an SNMP community (`snmp-server community
-# [0|7] … RO`, net-snmp's `rocommunity …`), an archive's password (`zip -P …`, `unzip -P …`, 7-Zip's glued `-p…`).
-# Lower-cased. The value must be shaped as a secret: prose follows these words too ("requirepass must be set").
-_SECRET_DIRECTIVE = re.compile(
-    r"(?:^[ \t]*+|\bconfig[ \t]++set[ \t]++)(?:requirepass|masterauth)[ \t]++"
-    r"|^[ \t]*+(?:stats[ \t]++auth[ \t]++[^\s:]{1,64}+:|user[ \t]++\S{1,64}+[ \t]++insecure-password[ \t]++"
-    r"|snmp-server[ \t]++community[ \t]++(?:[07][ \t]++)?|r[ow]community6?[ \t]++)"
-    r"|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]*+(?=[\"'])|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t]-p[ \t]++"
-    r"|\b7za?\b[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])"
-    # RabbitMQ's `rabbitmqctl add_user <user> <password>` and `change_password`; a space-separated config's own
-    # line (Mosquitto's `remote_password …`, `bind_password …`; not nginx's `proxy_pass …`); Oracle's `user/password@`
-    # (JDBC thin, sqlplus)
-    r"|\brabbitmqctl[ \t]++(?:add_user|change_password)[ \t]++[\"']?[^\s\"']{1,64}+[\"']?[ \t]++"
-    r"|^[ \t]*+[a-z]{1,20}+_(?:password|passwd|pwd|secret)[ \t]++(?=[^\s=:][^\s]*+[ \t]*+\r?$)"
-    r"|\bjdbc:oracle:thin:[^/\s@:]{1,64}+/|\bsqlplus[ \t]++[^/\s@]{1,64}+/",
-    re.MULTILINE)
-_DIRECTIVE_VALUE = re.compile(r"[\"']?([^\s\"'@]{4,300}+)")
-_DIRECTIVE_WORDS = ("requirepass", "masterauth", "stats", "insecure-password", "community", "zip", "7z", "rabbitmqctl",
-                    "_passw", "_pwd", "_secret", "oracle:thin", "sqlplus")
-
-
-def find_directive_secrets(text: str) -> Iterator[Range]:
-    """The secrets servers' and tools' own directives take."""
-    lowered = lower_aligned(text)
-    for match in capped(_SECRET_DIRECTIVE.finditer(lowered) if any(w in lowered for w in _DIRECTIVE_WORDS) else ()):
-        value = _DIRECTIVE_VALUE.match(text, match.end())
-        if value is not None and (_chosen_password(value.group(1), "password") or _stored_secret(value.group(1))):
-            yield value.span(1)
-
-
-# A password element whose value is an element of its own: Windows' unattend.xml (`<AdministratorPassword>` ⏎
-# `<Value>…</Value>`), .NET's and Java's settings. Lower-cased.
-_NESTED_VALUE = re.compile(r"<(?P<name>[\w:.-]{0,60}?(?:password|passwd|passphrase|secret|token))>\s{0,80}+"
-                           r"<value>[ \t]*+(?P<value>[^<\s]{1,300}+)[ \t]*+</value>")
-
-
-def find_nested_values(text: str) -> Iterator[Range]:
-    """The nested `<Value>` of an element whose name names a credential; not a path to one in a vault."""
-    lowered = lower_aligned(text)
-    for match in capped(_NESTED_VALUE.finditer(lowered) if "<value>" in lowered else ()):
-        strength, name = _numbered_credential_name(text[match.start("name"):match.end("name")])
-        value = text[match.start("value"):match.end("value")]
-        if strength and "/" not in value and _assigned_credential(value, name, strength):
-            yield match.span("value")
-
-
-# Cookies sent with a request: a `Cookie:` header (in JSON and a HAR too), curl's `-b '…'`. A session's cookie is
-# its credential.
-_COOKIE_LINE = re.compile(r"(?i:\bcookie[\"']?[ \t]*:[ \t]*[\"']?|\"cookie\",[ \t]*\"value\":[ \t]*\""
-                          r"|(?<![\w-])(?:-b|--cookie)[ \t]++[\"']?(?=[^\s\"'=;]{1,60}=))([^\n\"']{1,2000}+)")
-_SESSION_COOKIE = re.compile(r"(?:^|;[ \t]*)(?i:[\w.-]{0,30}?(?:sess|sid|session|auth|token)[\w.-]{0,30}?)="
-                             r"\\?\"?([^;\s\"\\]{16,400}+)")
-_COOKIES_PER_LINE = 64
-
-
-def find_session_cookies(text: str) -> Iterator[Range]:
-    """The session cookies a request sends: machine-made values under a session's or a token's name."""
-    if "ookie" not in text and "-b " not in text:
-        return
-    for line in capped(_COOKIE_LINE.finditer(text)):
-        offset = line.start(1)
-        for cookie in capped(_SESSION_COOKIE.finditer(line.group(1)), _COOKIES_PER_LINE):
-            value = cookie.group(1)
-            if (mixed_random(value) or long_random_word(value)) and not is_placeholder(value):
-                yield offset + cookie.start(1), offset + cookie.end(1)
 
 
 def find_common_passwords(text: str) -> Iterator[Range]:
@@ -1260,7 +1004,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not is_placeholder(match.group(1)):
             yield match.span(1)
     for match in capped(_PGPASS.finditer(text) if text.count(":") >= 4 else ()):
-        if _stored_secret(match.group(1)) or password_shaped(match.group(1), "password"):
+        if stored_secret(match.group(1)) or password_shaped(match.group(1), "password"):
             yield match.span(1)
     yield from find_name_value_lines(text)
     yield from find_setting_pairs(text)
@@ -1273,8 +1017,8 @@ def find_passwords(text: str) -> Iterator[Range]:
     yield from find_listed_passwords(text)
     yield from find_table_credentials(text)
     for match in capped(_SHELL_DEFAULT.finditer(text) if "${" in text else ()):
-        strength = _credential_name(match.group("name"))
-        if strength and _machine_made_setting(match.group("value"), match.group("name"), strength):
+        strength = credential_name(match.group("name"))
+        if strength and machine_made_setting(match.group("value"), match.group("name"), strength):
             yield match.span("value")
     yield from find_kubernetes_secret_data(text)
     yield from find_context_tokens(text)
@@ -1352,7 +1096,7 @@ def find_passwords(text: str) -> Iterator[Range]:
         if not is_placeholder(match.group(3)):
             yield match.span(3)
     for match in capped(_SIGNING_KEY_ARGUMENT.finditer(text) if any(word in lowered for word in _SIGNING_WORDS) else ()):
-        if _chosen_password(match.group(2), "secret") or _stored_secret(match.group(2)):
+        if chosen_password(match.group(2), "secret") or stored_secret(match.group(2)):
             yield match.span(2)  # not a key's file (`jwt.sign(payload, "private-key.pem")`)
     # Each of these patterns opens with a word alternation the engine tries at every position: looked for only
     # in a text holding the word they need.
@@ -1440,7 +1184,7 @@ def find_passwords(text: str) -> Iterator[Range]:
             value = pair.group(group)
             # `db_host=db.internal`, `feature_flags=checkout-v2`, `ttl=1h` configure, `build_sha=…`, `kms_key_id=…`
             # name an id; a stored secret is machine-made.
-            if _stored_secret(value) and (name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
+            if stored_secret(value) and (name_words(pair.group("key")) or [""])[-1] not in _DIGEST_NAMES:
                 yield pair.span(group)
             position = pair.end()
     for match in capped(_SESSION_ID.finditer(lowered) if "sess" in lowered or ".sid" in lowered else ()):
@@ -1459,80 +1203,6 @@ def find_passwords(text: str) -> Iterator[Range]:
             if pair.end() == position or not text.startswith(";", pair.end(1)):
                 break
             position = pair.end()
-
-
-# A table of test accounts: a column headed by a credential's name (Jira's `|| User || Password ||`, markdown's
-# `| user | password |` over `|---|---|`), or a row that names the credential in one cell and gives it in the
-# next (`| password | Hunter2024 |`).
-_TABLE_LINE = re.compile(r"^[ \t]*\|[^\n]*", re.MULTILINE)
-_TABLE_CELL = re.compile(r"[^|]+")
-_MARKDOWN_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}")
-_JIRA_HEADER = re.compile(r"[ \t]*+\|\|(?:[^|]*+\|\|)*+[^|]*+$")
-_CELL_MARKUP = re.compile(r"(?:\{\{|`|\*)?(.*?)(?:\}\}|`|\*)?$")
-_MAX_CELLS = 32
-_VALUE_HEADERS = frozenset({"value", "values", "setting", "wert", "valeur", "valor"})
-
-
-def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Spans of the cells of the table line text[start:end], without their padding."""
-    cells = []
-    for cell in capped(_TABLE_CELL.finditer(text, start, end), _MAX_CELLS):
-        left, right = cell.span()
-        while left < right and text[left].isspace():
-            left += 1
-        while right > left and text[right - 1].isspace():
-            right -= 1
-        cells.append((left, right))
-    return cells
-
-
-def _table_secret(text: str, cell: tuple[int, int], name: str) -> Range | None:
-    inner = _CELL_MARKUP.match(text, *cell)
-    assert inner is not None  # every part of the pattern but the lazy middle is optional
-    value = inner.group(1)
-    # A chosen password only under a password's name: an "API Key" column may list keys' names (`key_ci_readonly2`).
-    chosen = name_words(name)[-1] in PASSWORD_WORDS and password_shaped(value, name)
-    if value and not any(c.isspace() for c in value) and (chosen or _stored_secret(value)) and not is_placeholder(value):
-        return inner.span(1)
-    return None
-
-
-# "Heslo" is also Czech for a dictionary's headword, "parola" Italian for a word: not over a column of passwords.
-_PASSWORD_COLUMNS = PASSWORD_TRANSLATIONS - {"heslo", "parola"}
-
-
-def _translates_password(header: str) -> bool:
-    return header.strip(" *").lower() in _PASSWORD_COLUMNS
-
-
-def find_table_credentials(text: str) -> Iterator[Range]:
-    if "|" not in text:
-        return
-    columns: dict[int, str] = {}
-    value_columns: set[int] | None = None  # None: no header, any cell may give the value its left cell names
-    previous_end = -2
-    for line in capped(_TABLE_LINE.finditer(text)):
-        if line.start() > previous_end + 1:
-            columns, value_columns = {}, None  # a line that is not a table's ends the table
-        previous_end = line.end()
-        cells = _cells(text, *line.span())
-        names = [text[start:end] if end - start <= _NAME_MAX else "" for start, end in cells]
-        if _JIRA_HEADER.match(line.group()) or _MARKDOWN_RULE.match(text, line.end() + 1):
-            columns = {index: "password" if _translates_password(name) else name
-                       for index, name in enumerate(names) if _credential_name(name) == 2 or _translates_password(name)}
-            # Under a header only a "Value" column gives the value of the name beside it: in `| Field | Type |`
-            # the cell after "token" is its type.
-            value_columns = {index for index, name in enumerate(names) if name.lower().strip("*") in _VALUE_HEADERS}
-            continue
-        if _MARKDOWN_RULE.match(line.group()):
-            continue
-        for index, cell in enumerate(cells):
-            name = columns.get(index)
-            if name is None and index and (value_columns is None or index in value_columns) \
-                    and _credential_name(names[index - 1]) == 2:
-                name = names[index - 1]
-            if name and (found := _table_secret(text, cell, name)) is not None:
-                yield found
 
 
 # Telegram bot token: the bot id, a colon and 35 url-safe characters, which open with "AA" (gitleaks asks for
