@@ -1,6 +1,7 @@
 """What a credential's value looks like: machine-made (`mixed_random`, `long_random_word`), chosen by a
 person (`password_shaped`), or not a value at all (`is_placeholder`, `not_a_value`: a placeholder, a reference,
-a path, a label). Shared by the finders in `credentials`, which decide by a value's name and syntax."""
+a path, a label). Shared by `names` and by the finders in `credentials` and `credential_forms`, which decide by a
+value's name and syntax."""
 
 from __future__ import annotations
 
