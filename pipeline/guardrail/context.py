@@ -32,6 +32,7 @@ from reqgate.pipeline.guardrail.shapes import (
     HANDLE_WORDS,
     ORDINARY_CREDENTIAL_ENDINGS,
     UUID,
+    names_site_key,
     pronounceable,
     says_fake,
 )
@@ -237,7 +238,7 @@ def _run_context(text: str, start: int, names: list[str]) -> int:
     if len(words) < _WINDOW_WORDS:
         words = _window_words(text, start) + words
     if _REFERENCE_WORDS.intersection(words[-_WINDOW_WORDS:]) or not names and _attribute_of_credential(text, start) \
-            or words[-2:] == ["site", "key"]:
+            or names_site_key(words):
         return _NONE  # (a CAPTCHA's site key is published in its page)
     nearest = words[-_NEAREST:] + ([names[-1].lower()] if names else [])
     # The name glued to the value is one name however many words it holds: "graphhopperSECRETyo-<uuid>" is

@@ -348,6 +348,13 @@ def _repeats_user(text: str, name_start: int, value: str) -> bool:
     return bool(users) and users[-1] == value
 
 
+def _labelled_key(word: str, value: str) -> bool:
+    """A short key after a weak credential word written in capitals, as a setting's label is ("ACCESS
+    abcDE1234567890"): 12 or more letters and digits, small letters, capitals and digits all in it, not words."""
+    return word.isupper() and len(value) >= 12 and value.isalnum() and _MIXED_CASE_DIGIT.search(value) is not None \
+        and not pronounceable(value)
+
+
 def find_named_values(text: str) -> Iterator[Range]:
     lowered = lower_aligned(text)
     bare = _RunEnds(_BARE, text)
@@ -518,13 +525,9 @@ def find_named_values(text: str) -> Iterator[Range]:
                     # a key typed as the alphabet ("ABCDEFG-HIJKLMN-…"): scanners' fixtures report it as a key
                     or len(value) >= 16 and alphabet_typed(value)):
                 continue
-            if strength == 1 and len(value) < 16 and not (
-                    len(value) >= 12 and value.isalnum() and _MIXED_CASE_DIGIT.search(value) and not pronounceable(value)
-                    and text[ending.start():ending.end("word")].isupper()):
-                # "login⏎220-IPv6": a weak name needs a long value when nothing ties them, unless the name is written
-                # in capitals, as a setting's label is, and the value has small letters, capitals and digits
-                # ("ACCESS abcDE1234567890")
-                continue
+            if strength == 1 and len(value) < 16 \
+                    and not _labelled_key(text[ending.start():ending.end("word")], value):
+                continue  # "login⏎220-IPv6": a weak name needs a long value when nothing ties them
             if _KUBERNETES_NAME.fullmatch(value):
                 continue  # a pod's or volume's name in a listing: `smtp-creds kube-api-access-8pz4n`
             if not quoted_match and _IDENTIFIER.fullmatch(value) and not mixed_random(value) \

@@ -11,6 +11,7 @@ from reqgate.pipeline.guardrail.shapes import (
     CURSOR_WORDS,
     HANDLE_WORDS,
     ORDINARY_CREDENTIAL_ENDINGS,
+    names_site_key,
 )
 from reqgate.pipeline.guardrail.values import (
     DOTTED,
@@ -95,7 +96,7 @@ def name_strength(name: str, word: str, assigned: bool) -> int:
     `assigned` says whether the value is given with `=` or quotes."""
     words = name_words(name)
     if not words or "public" in words or "publishable" in words or "pubkey" in words \
-            or tuple(words[-2:]) == ("site", "key"):
+            or names_site_key(words):
         return 0  # DOTENV_PUBLIC_KEY, publishable_key, reCAPTCHA's `siteKey`: published by design
     if _NOT_A_VALUE_NAMES.intersection(words) or "existing" in words and words[-1] == "secret":
         return 0  # PASSWORD_PLACEHOLDER, example_token; Helm's existingSecret names a Secret object

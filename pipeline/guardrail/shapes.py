@@ -159,6 +159,11 @@ def inside(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
 # site key (`data-sitekey`, `RECAPTCHA_SITE_KEY`).
 PUBLISHED_VALUE_NAME = r"(?:site|domain)-verification|site[-_]?key"
 
+
+def names_site_key(words: list[str]) -> bool:
+    """Whether a name's words end in "site key" (reCAPTCHA's `siteKey`, `RECAPTCHA_SITE_KEY`): published in a page."""
+    return words[-2:] == ["site", "key"]
+
 # Base64 of JSON opens with "ey" (`{"`) or "W" (`[`). What it holds is data when no key names a credential and no
 # string in it could be one (8 or more characters mixing letters and digits, a URL, an address); a longer blob is
 # not judged.

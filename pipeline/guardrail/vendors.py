@@ -593,10 +593,9 @@ def find_vendor_tokens(text: str) -> Iterator[Range]:
     for run in capped(_LONG_RUN.finditer(text)):
         value = run.group()
         end = _token_at(value, 0, _BY_PREFIX, _PREFIX_LENGTHS) or _structured_at(value, 0) or _shaped_at_start(value)
-        if end and _FILE_SUFFIX.fullmatch(value, end):
-            continue
         if end:
-            yield _with_scheme(text, run.start(), value[:end]), run.start() + end
+            if not _FILE_SUFFIX.fullmatch(value, end):
+                yield _with_scheme(text, run.start(), value[:end]), run.start() + end
             continue
         # Glued to a name ("MY_tskey-…", "0tskey-…"): only distinctive prefixes are looked for inside a run.
         for inner in capped(_INNER_START.finditer(value), MAX_INNER_STARTS):
